@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * xdp_flow: flow rules offloaded to XDP.
+ *
+ * This header is the one definition of everything that crosses a boundary
+ * between the kernel module (net/xdp_flow/), the user-mode helper and its
+ * XDP program (umh/), and the xdp-flow command: the flow key and mask, the
+ * action list, the rule, the per-rule counters, and the generic netlink
+ * family with its commands and attributes.
+ *
+ * Generic netlink protocol (family XDP_FLOW_GENL_NAME, version
+ * XDP_FLOW_GENL_VERSION, every command needs CAP_NET_ADMIN, initial network
+ * namespace only):
+ *
+ * xdp-flow command -> module (request, reply as usual):
+ *   DEV_ENABLE  IFINDEX [XDP_MODE]       enable offload on a device
+ *   DEV_DISABLE IFINDEX                  disable it; rules go back to software
+ *   DEV_GET     (dump)                   one message per enabled device:
+ *                                        IFINDEX DEV_STATE XDP_MODE
+ *                                        RULE_COUNT [ERROR]
+ *   RULE_GET    (dump) [IFINDEX]         one message per rule the module
+ *                                        knows: RULE STATS
+ *   STATUS_GET                           HELPER_STATE HELPER_PID
+ *                                        HELPER_RESTARTS RULE_COUNT
+ *
+ * helper -> module:
+ *   HELLO  VERSION PID                   the helper (re)registers; the module
+ *                                        answers with the usual ack, then
+ *                                        replays: DEV_ATTACH for each enabled
+ *                                        device, RULE_ADD for each rule in
+ *                                        ascending order, then SYNC.
+ *   REPLY  SEQ ERROR [MSG] [STATS]       the answer to one module request
+ *
+ * module -> helper (unicast to the port that sent HELLO; each carries SEQ
+ * and is answered by exactly one REPLY with the same SEQ):
+ *   RULE_ADD    SEQ RULE                 add, or replace the rule with the
+ *                                        same id; -ENOSPC when a table is full
+ *   RULE_DEL    SEQ RULE_ID
+ *   DEV_ATTACH  SEQ IFINDEX XDP_MODE     attach the XDP program; the module
+ *                                        does not wait for the REPLY (it may
+ *                                        hold rtnl, which attaching needs)
+ *   DEV_DETACH  SEQ IFINDEX              likewise asynchronous
+ *   STATS_GET   SEQ [RULE_ID]            REPLY carries STATS for that rule,
+ *                                        or for every rule without RULE_ID
+ *   SYNC        SEQ                      the replay after HELLO is complete:
+ *                                        drop every rule and attachment that
+ *                                        was not replayed since HELLO
+ *   SHUTDOWN    SEQ                      the module is going away: detach
+ *                                        everything, unpin everything, REPLY,
+ *                                        exit
+ */
+#ifndef _UAPI_LINUX_XDP_FLOW_H
+#define _UAPI_LINUX_XDP_FLOW_H
+
+#include <linux/types.h>
+
+#define XDP_FLOW_GENL_NAME	"xdp_flow"
+#define XDP_FLOW_GENL_VERSION	1
+
+/* Bumped whenever a structure below changes; the module refuses a helper
+ * whose HELLO carries another version.
+ */
+#define XDP_FLOW_ABI_VERSION	1
+
+/* Table sizes, shared by the module's checks and the XDP program's maps. */
+#define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
+#define XDP_FLOW_MAX_MASKS	128	/* distinct masks in the XDP tables */
+#define XDP_FLOW_MAX_ACTIONS	8
+
+/* Where the helper pins what must outlive it (bpffs). */
+#define XDP_FLOW_PIN_DIR	"/sys/fs/bpf/xdp_flow"
+
+/* xdp_flow_key.ip_frag bits, as the kernel's flow dissector sets them. */
+#define XDP_FLOW_FRAG_IS	0x01	/* any IPv4/IPv6 fragment */
+#define XDP_FLOW_FRAG_FIRST	0x02	/* the fragment at offset 0 */
+
+/**
+ * struct xdp_flow_key - the fields a packet is classified on
+ * @ifindex: ingress device
+ * @eth_dst: Ethernet destination address
+ * @eth_src: Ethernet source address
+ * @n_proto: EtherType after all VLAN tags the program parsed
+ * @vlan_tpid: outer VLAN tag protocol (0 when the frame carries no tag)
+ * @vlan_tci: outer VLAN TCI (priority and id; the DEI bit is never matched)
+ * @cvlan_tpid: inner VLAN tag protocol (0 without an inner tag)
+ * @cvlan_tci: inner VLAN TCI
+ * @ip_proto: IP protocol (IPv4 protocol or IPv6 next header), or for ARP the
+ *	low byte of the opcode
+ * @ip_tos: IPv4 TOS or IPv6 traffic class
+ * @ip_ttl: IPv4 TTL or IPv6 hop limit
+ * @ip_frag: XDP_FLOW_FRAG_* bits
+ * @tcp_flags: TCP flags (the low 12 bits of the data offset word)
+ * @ip_src: source address; IPv4 in ip_src[0]; ARP sender protocol address
+ * @ip_dst: destination address; IPv4 in ip_dst[0]; ARP target address
+ * @l4_src: TCP/UDP/SCTP source port, or htons(ICMP type)
+ * @l4_dst: TCP/UDP/SCTP destination port, or htons(ICMP code)
+ * @arp_sha: ARP sender hardware address
+ * @arp_tha: ARP target hardware address
+ *
+ * All multi-byte fields are in network byte order except @ifindex. The size
+ * is a multiple of 8 so that the XDP program can mask it a word at a time.
+ * A field the packet does not have is zero (ports of a fragment, say), as
+ * the kernel's flow dissector leaves it for TC flower.
+ */
+struct xdp_flow_key {
+	__u32	ifindex;
+	__u8	eth_dst[6];
+	__u8	eth_src[6];
+	__be16	n_proto;
+	__be16	vlan_tpid;
+	__be16	vlan_tci;
+	__be16	cvlan_tpid;
+	__be16	cvlan_tci;
+	__u8	ip_proto;
+	__u8	ip_tos;
+	__u8	ip_ttl;
+	__u8	ip_frag;
+	__be16	tcp_flags;
+	__be32	ip_src[4];
+	__be32	ip_dst[4];
+	__be16	l4_src;
+	__be16	l4_dst;
+	__u8	arp_sha[6];
+	__u8	arp_tha[6];
+};
+
+enum xdp_flow_action_id {
+	XDP_FLOW_ACTION_UNSPEC,
+	XDP_FLOW_ACTION_DROP,		/* drop, counted */
+	XDP_FLOW_ACTION_PASS,		/* hand to the stack; TC counts it */
+	XDP_FLOW_ACTION_REDIRECT,	/* transmit out of @ifindex, counted */
+	__XDP_FLOW_ACTION_MAX,
+};
+
+/**
+ * struct xdp_flow_action - one action of a rule
+ * @id: enum xdp_flow_action_id
+ * @ifindex: target device of XDP_FLOW_ACTION_REDIRECT
+ * @arg: reserved for actions that take more, zero
+ */
+struct xdp_flow_action {
+	__u32	id;
+	__u32	ifindex;
+	__u32	arg[3];
+};
+
+/* xdp_flow_rule.flags */
+#define XDP_FLOW_RULE_F_SOFTWARE	0x1	/* a rule TC keeps in software:
+						 * the key is a superset of its
+						 * match, and packets that hit
+						 * it go to the stack
+						 */
+
+/**
+ * struct xdp_flow_rule - a rule as the module hands it to the helper
+ * @id: index of the rule in the helper's tables, chosen by the module and
+ *	stable for the rule's life (also across helper restarts)
+ * @flags: XDP_FLOW_RULE_F_*
+ * @order: (TC prio << 32) | the rule's flower mask rank within that prio;
+ *	among the rules that match a packet, the lowest @order wins, which is
+ *	the rule TC flower would have chosen
+ * @cookie: TC's cookie of the rule (for display)
+ * @chain: TC chain index
+ * @nr_actions: number of valid entries in @actions
+ * @key: the values to match, already masked with @mask
+ * @mask: set bits are matched
+ * @actions: the actions, applied in order
+ */
+struct xdp_flow_rule {
+	__u32	id;
+	__u32	flags;
+	__u64	order;
+	__u64	cookie;
+	__u32	chain;
+	__u32	nr_actions;
+	struct xdp_flow_key key;
+	struct xdp_flow_key mask;
+	struct xdp_flow_action actions[XDP_FLOW_MAX_ACTIONS];
+};
+
+/**
+ * struct xdp_flow_stats - counters of one rule
+ * @id: rule id
+ * @pad: zero
+ * @packets: packets the rule handled in XDP
+ * @bytes: their bytes, counted as TC does at ingress (without the Ethernet
+ *	header)
+ * @lastused_ns: CLOCK_MONOTONIC time of the last packet, 0 if none
+ *
+ * Counters are totals since the rule was added; the module turns them into
+ * the deltas TC expects.
+ */
+struct xdp_flow_stats {
+	__u32	id;
+	__u32	pad;
+	__u64	packets;
+	__u64	bytes;
+	__u64	lastused_ns;
+};
+
+enum xdp_flow_xdp_mode {
+	XDP_FLOW_XDP_MODE_NATIVE,	/* driver mode (default) */
+	XDP_FLOW_XDP_MODE_GENERIC,	/* skb mode, only when asked */
+};
+
+enum xdp_flow_dev_state {
+	XDP_FLOW_DEV_STATE_ATTACHING,	/* enabled, helper not done yet */
+	XDP_FLOW_DEV_STATE_ATTACHED,	/* XDP program on the device */
+	XDP_FLOW_DEV_STATE_ERROR,	/* the helper failed; see ERROR */
+};
+
+enum xdp_flow_helper_state {
+	XDP_FLOW_HELPER_STOPPED,	/* never started, or given up */
+	XDP_FLOW_HELPER_STARTING,	/* started, HELLO not seen yet */
+	XDP_FLOW_HELPER_RUNNING,
+};
+
+enum xdp_flow_cmd {
+	XDP_FLOW_CMD_UNSPEC,
+	XDP_FLOW_CMD_DEV_ENABLE,
+	XDP_FLOW_CMD_DEV_DISABLE,
+	XDP_FLOW_CMD_DEV_GET,
+	XDP_FLOW_CMD_RULE_GET,
+	XDP_FLOW_CMD_STATUS_GET,
+	XDP_FLOW_CMD_HELLO,
+	XDP_FLOW_CMD_REPLY,
+	XDP_FLOW_CMD_RULE_ADD,
+	XDP_FLOW_CMD_RULE_DEL,
+	XDP_FLOW_CMD_DEV_ATTACH,
+	XDP_FLOW_CMD_DEV_DETACH,
+	XDP_FLOW_CMD_STATS_GET,
+	XDP_FLOW_CMD_SYNC,
+	XDP_FLOW_CMD_SHUTDOWN,
+	__XDP_FLOW_CMD_MAX,
+};
+#define XDP_FLOW_CMD_MAX (__XDP_FLOW_CMD_MAX - 1)
+
+enum xdp_flow_attr {
+	XDP_FLOW_ATTR_UNSPEC,
+	XDP_FLOW_ATTR_IFINDEX,		/* u32 */
+	XDP_FLOW_ATTR_XDP_MODE,		/* u32, enum xdp_flow_xdp_mode */
+	XDP_FLOW_ATTR_DEV_STATE,	/* u32, enum xdp_flow_dev_state */
+	XDP_FLOW_ATTR_RULE_COUNT,	/* u32 */
+	XDP_FLOW_ATTR_ERROR,		/* s32, 0 or a negative errno */
+	XDP_FLOW_ATTR_MSG,		/* string, why ERROR happened */
+	XDP_FLOW_ATTR_RULE,		/* binary, struct xdp_flow_rule */
+	XDP_FLOW_ATTR_RULE_ID,		/* u32 */
+	XDP_FLOW_ATTR_STATS,		/* binary, array of xdp_flow_stats */
+	XDP_FLOW_ATTR_SEQ,		/* u32 */
+	XDP_FLOW_ATTR_VERSION,		/* u32, XDP_FLOW_ABI_VERSION */
+	XDP_FLOW_ATTR_PID,		/* u32 */
+	XDP_FLOW_ATTR_HELPER_STATE,	/* u32, enum xdp_flow_helper_state */
+	XDP_FLOW_ATTR_HELPER_PID,	/* u32 */
+	XDP_FLOW_ATTR_HELPER_RESTARTS,	/* u32 */
+	XDP_FLOW_ATTR_PAD,
+	__XDP_FLOW_ATTR_MAX,
+};
+#define XDP_FLOW_ATTR_MAX (__XDP_FLOW_ATTR_MAX - 1)
+
+#endif /* _UAPI_LINUX_XDP_FLOW_H */
