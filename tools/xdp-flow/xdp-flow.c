@@ -151,8 +151,7 @@ static void jw_string(const char *k, const char *v)
 {
 	if (k)
 		jw_key(k);
-	else
-		jw_sep();
+	jw_sep();
 	jw_str_raw(v);
 }
 
@@ -160,8 +159,7 @@ static void jw_u64(const char *k, uint64_t v)
 {
 	if (k)
 		jw_key(k);
-	else
-		jw_sep();
+	jw_sep();
 	printf("%" PRIu64, v);
 }
 
@@ -169,20 +167,21 @@ static void jw_s64(const char *k, int64_t v)
 {
 	if (k)
 		jw_key(k);
-	else
-		jw_sep();
+	jw_sep();
 	printf("%" PRId64, v);
 }
 
 static void jw_bool(const char *k, bool v)
 {
 	jw_key(k);
+	jw_sep();
 	fputs(v ? "true" : "false", stdout);
 }
 
 static void jw_null(const char *k)
 {
 	jw_key(k);
+	jw_sep();
 	fputs("null", stdout);
 }
 

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Offline test of xdp-flow's output: feeds crafted module replies to the
+ * reply handlers (no module needed) and prints what the tool would print.
+ * run.sh compares the output with expected.txt and checks the JSON with jq.
+ */
+#define main xdp_flow_main
+#include "../xdp-flow.c"
+#undef main
+
+static struct nlattr *mk_attr(int type, const void *data, int len)
+{
+	struct nlattr *a = calloc(1, NLA_HDRLEN + NLA_ALIGN(len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	return a;
+}
+
+static void ip4(__be32 *a, const char *s)
+{
+	inet_pton(AF_INET, s, a);
+}
+
+static void one_rule(const struct xdp_flow_rule *r, const struct xdp_flow_stats *s)
+{
+	struct nlattr *tb[XDP_FLOW_ATTR_MAX + 1] = { 0 };
+
+	tb[XDP_FLOW_ATTR_RULE] = mk_attr(XDP_FLOW_ATTR_RULE, r, sizeof(*r));
+	if (s)
+		tb[XDP_FLOW_ATTR_STATS] = mk_attr(XDP_FLOW_ATTR_STATS, s, sizeof(*s));
+	rule_handler(tb, NULL);
+}
+
+static void rules(void)
+{
+	struct xdp_flow_rule r;
+	struct xdp_flow_stats s = { 0 };
+	uint32_t lo = if_nametoindex("lo");
+
+	/* dst_ip 10.0.2.1 action drop, 50 packets */
+	memset(&r, 0, sizeof(r));
+	r.id = 3;
+	r.order = (1ull << 32) | 0;
+	r.cookie = 0xffff888012345678ull;
+	r.key.ifindex = lo;
+	r.mask.ifindex = 0xffffffff;
+	r.key.n_proto = htons(0x0800);
+	r.mask.n_proto = 0xffff;
+	ip4(r.key.ip_dst, "10.0.2.1");
+	ip4(r.mask.ip_dst, "255.255.255.255");
+	r.nr_actions = 1;
+	r.actions[0].id = XDP_FLOW_ACTION_DROP;
+	s.id = 3;
+	s.packets = 50;
+	s.bytes = 2100;
+	s.lastused_ns = 0;
+	one_rule(&r, &s);
+
+	/* software rule: src_ip 10.0.0.0/24, udp dport 53, vlan, macs */
+	memset(&r, 0, sizeof(r));
+	r.id = 4;
+	r.flags = XDP_FLOW_RULE_F_SOFTWARE;
+	r.order = (2ull << 32) | 1;
+	r.chain = 1;
+	r.cookie = 0x10;
+	r.key.ifindex = lo;
+	r.key.vlan_tpid = htons(0x8100);
+	r.mask.vlan_tpid = 0xffff;
+	r.key.vlan_tci = htons(10);
+	r.mask.vlan_tci = htons(0x0fff);
+	r.key.n_proto = htons(0x0800);
+	r.mask.n_proto = 0xffff;
+	memcpy(r.key.eth_dst, "\xaa\xbb\xcc\xdd\xee\xff", 6);
+	memset(r.mask.eth_dst, 0xff, 6);
+	memcpy(r.key.eth_src, "\x02\x00\x00\x00\x00\x00", 6);
+	memcpy(r.mask.eth_src, "\xff\xff\xff\x00\x00\x00", 6);
+	ip4(r.key.ip_src, "10.0.0.0");
+	ip4(r.mask.ip_src, "255.255.255.0");
+	ip4(r.key.ip_dst, "10.1.0.1");
+	ip4(r.mask.ip_dst, "255.0.255.255");
+	r.key.ip_proto = IPPROTO_UDP;
+	r.mask.ip_proto = 0xff;
+	r.key.l4_dst = htons(53);
+	r.mask.l4_dst = 0xffff;
+	r.key.ip_tos = 0x10;
+	r.mask.ip_tos = 0xfc;
+	r.key.ip_frag = XDP_FLOW_FRAG_IS;
+	r.mask.ip_frag = XDP_FLOW_FRAG_IS | XDP_FLOW_FRAG_FIRST;
+	r.nr_actions = 1;
+	r.actions[0].id = XDP_FLOW_ACTION_PASS;
+	s.id = 4;
+	s.packets = 0;
+	s.bytes = 0;
+	one_rule(&r, &s);
+
+	/* ipv6 icmpv6 echo request redirected to lo, used just now */
+	memset(&r, 0, sizeof(r));
+	r.id = 5;
+	r.order = (49152ull << 32);
+	r.cookie = 0x20;
+	r.key.ifindex = lo;
+	r.key.n_proto = htons(0x86dd);
+	r.mask.n_proto = 0xffff;
+	inet_pton(AF_INET6, "2001:db8::1", r.key.ip_dst);
+	memset(r.mask.ip_dst, 0xff, 16);
+	r.key.ip_proto = IPPROTO_ICMPV6;
+	r.mask.ip_proto = 0xff;
+	r.key.l4_src = htons(128);
+	r.mask.l4_src = htons(0xff);
+	r.key.tcp_flags = 0;
+	r.nr_actions = 1;
+	r.actions[0].id = XDP_FLOW_ACTION_REDIRECT;
+	r.actions[0].ifindex = lo;
+	s.id = 5;
+	s.packets = 7;
+	s.bytes = 700;
+	s.lastused_ns = now_ns() - 2500000000ull;
+	one_rule(&r, &s);
+}
+
+static void devices(void)
+{
+	struct nlattr *tb[XDP_FLOW_ATTR_MAX + 1] = { 0 };
+	uint32_t lo = if_nametoindex("lo"), v;
+	int32_t e = -ENODEV;
+
+	tb[XDP_FLOW_ATTR_IFINDEX] = mk_attr(XDP_FLOW_ATTR_IFINDEX, &lo, 4);
+	v = XDP_FLOW_DEV_STATE_ATTACHED;
+	tb[XDP_FLOW_ATTR_DEV_STATE] = mk_attr(XDP_FLOW_ATTR_DEV_STATE, &v, 4);
+	v = XDP_FLOW_XDP_MODE_NATIVE;
+	tb[XDP_FLOW_ATTR_XDP_MODE] = mk_attr(XDP_FLOW_ATTR_XDP_MODE, &v, 4);
+	v = 2;
+	tb[XDP_FLOW_ATTR_RULE_COUNT] = mk_attr(XDP_FLOW_ATTR_RULE_COUNT, &v, 4);
+	dev_handler(tb, NULL);
+
+	v = XDP_FLOW_DEV_STATE_ERROR;
+	tb[XDP_FLOW_ATTR_DEV_STATE] = mk_attr(XDP_FLOW_ATTR_DEV_STATE, &v, 4);
+	v = XDP_FLOW_XDP_MODE_GENERIC;
+	tb[XDP_FLOW_ATTR_XDP_MODE] = mk_attr(XDP_FLOW_ATTR_XDP_MODE, &v, 4);
+	tb[XDP_FLOW_ATTR_ERROR] = mk_attr(XDP_FLOW_ATTR_ERROR, &e, 4);
+	tb[XDP_FLOW_ATTR_MSG] = mk_attr(XDP_FLOW_ATTR_MSG, "attach \"failed\"", 16);
+	dev_handler(tb, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	json = argc > 1 && strchr(argv[1], 'j');
+	pretty = argc > 1 && strchr(argv[1], 'p');
+
+	if (json) {
+		jw_obj_open(NULL);
+		jw_arr_open("rules");
+		rules();
+		jw_arr_close();
+		jw_arr_open("devices");
+		devices();
+		jw_arr_close();
+		jw_obj_close();
+	} else {
+		rules();
+		devices();
+	}
+	return 0;
+}

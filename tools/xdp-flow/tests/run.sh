@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host checks of the xdp-flow command that need no module: argument
+# handling and exit codes, the error for a missing module, and the text
+# and JSON output of crafted module replies (print_test.c).
+# Run from tools/xdp-flow: `make check`.
+
+cd "$(dirname "$0")/.." || exit 1
+CLI=./xdp-flow
+fails=0
+n=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1 # $2"; }
+
+# expect_rc RC STDERR-SUBSTRING ARGS...
+expect_rc()
+{
+	local want=$1 msg=$2 err rc
+	shift 2
+	err=$($CLI "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		nok "xdp-flow $* exits $want" "exit code $rc: $err"
+	elif [[ "$err" != *"$msg"* ]]; then
+		nok "xdp-flow $* says '$msg'" "said: $err"
+	else
+		ok "xdp-flow $* exits $want with '$msg'"
+	fi
+}
+
+expect_rc 2 "no command given"
+expect_rc 2 "unknown command 'frob'" frob
+expect_rc 2 "invalid option -- 'x'" -x status
+expect_rc 2 "'enable' needs 'dev DEV'" enable
+expect_rc 2 "'dev' needs a device name" show dev
+expect_rc 2 "unexpected argument 'bogus'" enable dev lo bogus
+expect_rc 2 "unexpected argument 'generic'" disable dev lo generic
+expect_rc 2 "unexpected argument 'dev'" status dev lo
+expect_rc 2 "invalid device name" enable dev 0123456789abcdefXYZ
+expect_rc 0 "" -h
+expect_rc 1 "unknown device 'nosuchdev0'" enable dev nosuchdev0
+expect_rc 1 "unknown device 'nosuchdev0'" show dev nosuchdev0
+
+if [ -e /sys/module/xdp_flow ]; then
+	echo "# the xdp_flow module is loaded: skipping the missing-module checks"
+else
+	expect_rc 1 "the xdp_flow module is not loaded (modprobe xdp_flow)" status
+	expect_rc 1 "the xdp_flow module is not loaded (modprobe xdp_flow)" -j show
+	expect_rc 1 "the xdp_flow module is not loaded (modprobe xdp_flow)" enable dev lo generic
+	out=$($CLI -j status 2>/dev/null)
+	if [ -z "$out" ]; then ok "no JSON on stdout on error"; else nok "no JSON on stdout on error" "$out"; fi
+fi
+
+pt=$(mktemp)
+trap 'rm -f "$pt"' EXIT
+if ! ${CC:-cc} -Wall -Wextra -Werror -I../../include $(pkg-config --cflags libnl-genl-3.0) \
+	-o "$pt" tests/print_test.c $(pkg-config --libs libnl-genl-3.0); then
+	nok "print_test builds" "compiler failed"
+else
+	if diff -u tests/expected.txt <("$pt"); then
+		ok "text output of rules and devices"
+	else
+		nok "text output of rules and devices" "differs from tests/expected.txt"
+	fi
+	for mode in j jp; do
+		got=$("$pt" $mode | jq -c '[.rules[] | [.dev, .prio, .software, .key.dst_ip, .actions[0].kind, .stats.packets, .stats.lastused_ms_ago]], [.devices[] | [.state, .xdp_mode, .rule_count, .error]]' 2>&1)
+		want='[["lo",1,false,"10.0.2.1/32","drop",50,null],["lo",2,true,"10.1.0.1/255.0.255.255","pass",0,null],["lo",49152,false,"2001:db8::1/128","redirect",7,2500]]
+[["attached","native",2,null],["error","generic",2,"attach \"failed\""]]'
+		if [ "$got" = "$want" ]; then
+			ok "JSON output (-$mode) parses with the documented keys"
+		else
+			nok "JSON output (-$mode) parses with the documented keys" "got: $got"
+		fi
+	done
+fi
+
+echo "1..$n"
+[ $fails -eq 0 ]
