@@ -1,0 +1,280 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Prepare this (Debian 12) machine for building xdp_flow and testing it in
+# guests booted from Debian's own kernels:
+#   - installs the Debian packages the build and the tests need,
+#   - creates a venv with virtme-ng in .cache/venv,
+#   - fetches and extracts the 6.1 and 6.12 guest kernels (image, modules,
+#     headers, kbuild) into .cache/kernels/<series>/ and writes
+#     .cache/kernels/<series>/env (KVER, KDIR, ROOT, VMLINUZ).
+#
+# Idempotent; takes about a second when everything is already in place.
+# Usage: selftests/vm/setup.sh [series...]      (default: 6.1 6.12)
+# Env:   XF_SKIP_APT=1      do not install Debian packages
+#        XF_SKIP_MODCHECK=1 do not build the throwaway test module
+
+set -euo pipefail
+
+XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CACHE=$XF_TOP/.cache
+export DEBIAN_FRONTEND=noninteractive
+APT_OPTS=(-y -q -o DPkg::Lock::Timeout=600 -o Dpkg::Options::=--force-confdef
+	  -o Dpkg::Options::=--force-confold)
+
+PACKAGES=(clang llvm libbpf-dev bpftool libnl-3-dev libnl-genl-3-dev libelf-dev
+	  zlib1g-dev pkg-config make gcc qemu-system-x86 udev dwarves iproute2
+	  ethtool python3-venv busybox-static iperf3 nftables openvswitch-switch
+	  tcpdump sparse kmod)
+
+# Debian's container images switch apt's binary cache off, which makes every
+# apt-cache call parse all package lists (~0.5 s): keep one of our own.
+acache() {
+	mkdir -p "$CACHE/apt"
+	apt-cache -o Dir::Cache::pkgcache="$CACHE/apt/pkgcache.bin" \
+		  -o Dir::Cache::srcpkgcache="$CACHE/apt/srcpkgcache.bin" "$@"
+}
+
+msg() { echo "setup: $*" >&2; }
+die() { echo "setup: error: $*" >&2; exit 1; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	die "must run as root (installs packages, runs depmod on the cache)"
+fi
+
+APT_UPDATED=0
+apt_update_once() {
+	if [ "$APT_UPDATED" = 0 ]; then
+		msg "apt-get update"
+		apt-get -q -o DPkg::Lock::Timeout=600 update >/dev/null
+		APT_UPDATED=1
+	fi
+}
+
+is_installed() {
+	[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+
+# apt-cache knows a version that could be installed
+apt_has() {
+	local cand
+	cand=$(acache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')
+	[ -n "$cand" ] && [ "$cand" != "(none)" ]
+}
+
+install_packages() {
+	local p missing=() avail=()
+
+	for p in "${PACKAGES[@]}"; do
+		is_installed "$p" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+
+	msg "missing packages: ${missing[*]}"
+	apt_update_once
+	for p in "${missing[@]}"; do
+		if apt_has "$p"; then
+			avail+=("$p")
+		else
+			msg "warning: package $p is not known to apt, skipping it"
+		fi
+	done
+	[ ${#avail[@]} -eq 0 ] && return 0
+
+	# Service start-ups (openvswitch) are pointless here and may fail
+	# without an init system: forbid them during the install only.
+	local policy=/usr/sbin/policy-rc.d made_policy=0
+	if [ ! -e $policy ]; then
+		printf '#!/bin/sh\nexit 101\n' >$policy
+		chmod 755 $policy
+		made_policy=1
+	fi
+	msg "apt-get install ${avail[*]}"
+	local rc=0
+	apt-get "${APT_OPTS[@]}" install --no-install-recommends "${avail[@]}" \
+		</dev/null >/tmp/xf-apt-install.log 2>&1 || rc=$?
+	[ $made_policy = 1 ] && rm -f $policy
+	if [ $rc -ne 0 ]; then
+		tail -n 30 /tmp/xf-apt-install.log >&2
+		die "apt-get install failed (rc $rc), full log: /tmp/xf-apt-install.log"
+	fi
+}
+
+setup_venv() {
+	local venv=$CACHE/venv
+	if [ -x "$venv/bin/vng" ] && [ -x "$venv/bin/virtme-run" ]; then
+		return 0
+	fi
+	msg "creating venv with virtme-ng in $venv"
+	rm -rf "$venv"
+	mkdir -p "$CACHE"
+	# Debian's python (python3-venv), not whatever python3 is first on PATH
+	/usr/bin/python3 -m venv "$venv"
+	"$venv/bin/pip" install -q --disable-pip-version-check virtme-ng </dev/null \
+		|| die "pip install virtme-ng failed"
+	[ -x "$venv/bin/vng" ] || die "virtme-ng installed but no vng in $venv/bin"
+}
+
+# Print the names of the packages making up one kernel series, one a line:
+# image, headers (arch), headers (common), kbuild; first line is KVER.
+resolve_series() {
+	local series=$1 img kver hdr deps common kbuild
+
+	case $series in
+	6.1)
+		img=$(acache depends linux-image-amd64 2>/dev/null |
+		      awk '/Depends: linux-image-/ {print $2; exit}')
+		[ -n "$img" ] || return 1
+		kver=${img#linux-image-}
+		;;
+	6.12)
+		img=$(acache pkgnames linux-image-6.12. 2>/dev/null |
+		      grep -E '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' |
+		      sort -V | tail -n 1)
+		[ -n "$img" ] || return 1
+		kver=${img#linux-image-}
+		kver=${kver%-unsigned}
+		;;
+	*)
+		return 1 ;;
+	esac
+	hdr=linux-headers-$kver
+	apt_has "$hdr" || return 1
+	deps=$(acache depends "$hdr" 2>/dev/null | awk '/Depends:/ {print $2}')
+	common=$(echo "$deps" | grep -E '^linux-headers-.*-common(-rt)?$' | head -n 1)
+	kbuild=$(echo "$deps" | grep -E '^linux-kbuild-' | head -n 1)
+	[ -n "$common" ] && [ -n "$kbuild" ] || return 1
+	printf '%s\n' "$kver" "$img" "$hdr" "$common" "$kbuild"
+}
+
+fetch_series() {
+	local series=$1 dir=$CACHE/kernels/$1 names kver pkgs tmp p v deb
+	local envf=$dir/env
+
+	if ! names=$(resolve_series "$series"); then
+		apt_update_once
+		names=$(resolve_series "$series") ||
+			die "cannot resolve the Debian packages of kernel series $series"
+	fi
+	kver=$(echo "$names" | head -n 1)
+	mapfile -t pkgs < <(echo "$names" | tail -n +2)
+
+	# versions of the packages: the stamp that says the cache is current
+	local stamp=""
+	for p in "${pkgs[@]}"; do
+		v=$(acache policy "$p" | awk '/Candidate:/ {print $2}')
+		stamp+="$p=$v "
+	done
+
+	if [ -f "$envf" ] && [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$stamp" ]; then
+		# shellcheck disable=SC1090
+		. "$envf"
+		if [ -f "$VMLINUZ" ] && [ -f "$KDIR/Makefile" ] &&
+		   [ -f "$ROOT/lib/modules/$KVER/modules.dep" ]; then
+			msg "kernel $series: $KVER (cached)"
+			return 0
+		fi
+	fi
+
+	msg "kernel $series: fetching ${pkgs[*]}"
+	tmp=$CACHE/kernels/.$series.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp/debs" "$tmp/root"
+	if ! (cd "$tmp/debs" && apt-get -q -o APT::Sandbox::User=root download "${pkgs[@]}" </dev/null >/dev/null); then
+		# stale package lists name versions the mirror no longer has
+		[ "$APT_UPDATED" = 1 ] && die "apt-get download ${pkgs[*]} failed"
+		apt_update_once
+		rm -rf "$tmp"
+		fetch_series "$series"
+		return
+	fi
+	for deb in "$tmp"/debs/*.deb; do
+		dpkg -x "$deb" "$tmp/root"
+	done
+	rm -rf "$tmp/debs"
+
+	local root=$dir/root
+	local kdir=$root/usr/src/linux-headers-$kver
+	local vmlinuz=$root/boot/vmlinuz-$kver
+	[ -f "$tmp/root/boot/vmlinuz-$kver" ] || die "no vmlinuz-$kver in ${pkgs[0]}"
+	[ -f "$tmp/root/usr/src/linux-headers-$kver/Makefile" ] ||
+		die "no headers Makefile for $kver"
+
+	# Move into place first: the fixes below must name the final paths.
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	mv "$tmp/root" "$root"
+	rm -rf "$tmp"
+
+	# Fix 1: the arch headers' Makefile includes the common headers by an
+	# absolute /usr/src path: point it at the extracted copy.
+	sed -i "s|^\(include[[:space:]]\+\)/usr/src/|\1$root/usr/src/|" "$kdir/Makefile"
+	grep -q "$root/usr/src/" "$kdir/Makefile" ||
+		die "could not fix the include in $kdir/Makefile"
+	# Absolute symlinks (scripts, tools -> /usr/lib/linux-kbuild-...) would
+	# point at the host: rewrite them to point into the extracted tree.
+	local l t
+	while IFS= read -r -d '' l; do
+		t=$(readlink "$l")
+		case $t in
+		/usr/*|/lib/*) ln -sfn "$root$t" "$l" ;;
+		esac
+	done < <(find "$root/usr/src" "$root/usr/lib" -type l -print0 2>/dev/null)
+
+	# Fix 2: the image ships no modules.dep.
+	depmod -b "$root" "$kver"
+
+	cat >"$envf" <<EOF
+# written by selftests/vm/setup.sh
+KVER='$kver'
+KDIR='$kdir'
+ROOT='$root'
+VMLINUZ='$vmlinuz'
+EOF
+	echo "$stamp" >"$dir/stamp"
+	msg "kernel $series: $kver ready in $dir"
+}
+
+# Build a throwaway module against the series' headers.
+check_module_build() {
+	local series=$1 dir=$CACHE/kernels/$1
+	[ -f "$dir/modcheck.ok" ] && [ "$dir/modcheck.ok" -nt "$dir/env" ] && return 0
+	# shellcheck disable=SC1091
+	. "$dir/env"
+	local m
+	m=$(mktemp -d /tmp/xf-hello.XXXXXX)
+	cat >"$m/hello.c" <<'EOF'
+#include <linux/module.h>
+#include <linux/init.h>
+static int __init hello_init(void) { return 0; }
+static void __exit hello_exit(void) { }
+module_init(hello_init);
+module_exit(hello_exit);
+MODULE_LICENSE("GPL");
+EOF
+	echo 'obj-m := hello.o' >"$m/Makefile"
+	if ! make -C "$KDIR" M="$m" modules >"$m/build.log" 2>&1 ||
+	   [ ! -f "$m/hello.ko" ]; then
+		tail -n 30 "$m/build.log" >&2
+		die "test module does not build against $KVER (log: $m/build.log)"
+	fi
+	rm -rf "$m"
+	touch "$dir/modcheck.ok"
+	msg "kernel $series: out-of-tree module builds"
+}
+
+main() {
+	local series=("$@")
+	[ ${#series[@]} -eq 0 ] && series=(6.1 6.12)
+
+	[ "${XF_SKIP_APT:-0}" = 1 ] || install_packages
+	setup_venv
+	mkdir -p "$CACHE/kernels"
+	local s
+	for s in "${series[@]}"; do
+		fetch_series "$s"
+		[ "${XF_SKIP_MODCHECK:-0}" = 1 ] || check_module_build "$s"
+	done
+}
+
+main "$@"
