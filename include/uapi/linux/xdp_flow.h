@@ -233,6 +233,7 @@ enum xdp_flow_cmd {
 	XDP_FLOW_CMD_SHUTDOWN,
 	__XDP_FLOW_CMD_MAX,
 };
+
 #define XDP_FLOW_CMD_MAX (__XDP_FLOW_CMD_MAX - 1)
 
 enum xdp_flow_attr {
@@ -255,6 +256,7 @@ enum xdp_flow_attr {
 	XDP_FLOW_ATTR_PAD,
 	__XDP_FLOW_ATTR_MAX,
 };
+
 #define XDP_FLOW_ATTR_MAX (__XDP_FLOW_ATTR_MAX - 1)
 
 #endif /* _UAPI_LINUX_XDP_FLOW_H */

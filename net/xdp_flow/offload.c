@@ -1,0 +1,757 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp_flow: the indirect flow-block driver and the authoritative rule table.
+ *
+ * The module binds to the clsact-ingress flow block of every device TC or
+ * nftables offers it, and remembers every rule offered there, offloaded or
+ * not. Rules of devices where offload is enabled go to the helper:
+ * offloadable ones to be executed in XDP, the others as software rules that
+ * hand their packets to the stack. The XDP tables then always hold a prefix,
+ * in TC's order, of what TC holds, so a packet either meets in XDP the rule
+ * TC would have chosen, or goes to TC.
+ */
+#include <linux/idr.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <net/flow_offload.h>
+#include <net/net_namespace.h>
+#include <net/pkt_cls.h>
+
+#include "xdp_flow.h"
+
+/* See xdp_flow.h: never held while waiting for something that needs rtnl. */
+DEFINE_MUTEX(xdp_flow_lock);
+LIST_HEAD(xdp_flow_devs);
+static LIST_HEAD(xdp_flow_bindings);
+static DEFINE_IDA(xdp_flow_ids);
+
+struct xdp_flow_dev *xdp_flow_dev_find(int ifindex)
+{
+	struct xdp_flow_dev *xdev;
+
+	list_for_each_entry(xdev, &xdp_flow_devs, list)
+		if (xdev->ifindex == ifindex)
+			return xdev;
+	return NULL;
+}
+
+static bool xdp_flow_helper_running(void)
+{
+	return xdp_flow_helper.state == XDP_FLOW_HELPER_RUNNING;
+}
+
+/* --- flower masks: rank the rules of one prio as flower tries them --- */
+
+static struct xdp_flow_mask_ref *
+xdp_flow_mask_get(struct xdp_flow_binding *b, u32 chain, u16 prio,
+		  const void *fl_mask)
+{
+	struct xdp_flow_mask_ref *ref;
+
+	list_for_each_entry(ref, &b->masks, list) {
+		if (ref->chain == chain && ref->prio == prio &&
+		    ref->fl_mask == fl_mask) {
+			ref->refcnt++;
+			return ref;
+		}
+	}
+	ref = kzalloc(sizeof(*ref), GFP_KERNEL);
+	if (!ref)
+		return NULL;
+	ref->chain = chain;
+	ref->prio = prio;
+	ref->fl_mask = fl_mask;
+	ref->refcnt = 1;
+	ref->rank = b->next_rank++;
+	list_add_tail(&ref->list, &b->masks);
+	return ref;
+}
+
+static void xdp_flow_mask_put(struct xdp_flow_mask_ref *ref)
+{
+	if (--ref->refcnt)
+		return;
+	list_del(&ref->list);
+	kfree(ref);
+}
+
+/* --- entries --- */
+
+static struct xdp_flow_entry *
+xdp_flow_entry_find(struct xdp_flow_binding *b, unsigned long cookie)
+{
+	struct xdp_flow_entry *entry;
+
+	list_for_each_entry(entry, &b->entries, list)
+		if (entry->cookie == cookie)
+			return entry;
+	return NULL;
+}
+
+static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
+{
+	list_del(&entry->list);
+	xdp_flow_mask_put(entry->mask);
+	ida_free(&xdp_flow_ids, entry->rule.id);
+	kfree(entry);
+}
+
+/* Keeps the rule in software: the XDP program hands what may match it to
+ * the stack, where TC runs it.
+ */
+static void xdp_flow_entry_to_software(struct xdp_flow_entry *entry)
+{
+	entry->kind = XDP_FLOW_ENTRY_SOFTWARE;
+	entry->rule.flags = XDP_FLOW_RULE_F_SOFTWARE;
+	entry->rule.nr_actions = 1;
+	memset(entry->rule.actions, 0, sizeof(entry->rule.actions));
+	entry->rule.actions[0].id = XDP_FLOW_ACTION_PASS;
+}
+
+static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
+				  struct netlink_ext_ack *extack)
+{
+	int err;
+
+	err = xdp_flow_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, &entry->rule, NULL,
+			    extack);
+	if (!err)
+		entry->installed = true;
+	return err;
+}
+
+static void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry)
+{
+	if (!entry->installed)
+		return;
+	entry->installed = false;
+	if (xdp_flow_helper_running())
+		xdp_flow_call(XDP_FLOW_CMD_RULE_DEL, 0, entry->rule.id, 0, NULL,
+			      NULL, NULL);
+}
+
+/**
+ * xdp_flow_entry_refresh_stats() - fetch a rule's counters from the helper
+ * @entry: an installed offloaded rule
+ *
+ * Keeps @entry->hw monotonic: when the helper's counters of the rule start
+ * again from zero (a new helper that could not keep them), what was counted
+ * before moves into @entry->base.
+ */
+void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry)
+{
+	struct xdp_flow_stats st = {};
+
+	if (!entry->installed || entry->kind != XDP_FLOW_ENTRY_OFFLOAD ||
+	    !xdp_flow_helper_running())
+		return;
+	if (xdp_flow_call(XDP_FLOW_CMD_STATS_GET, 0, entry->rule.id, 0, NULL,
+			  &st, NULL))
+		return;
+	if (st.packets < entry->hw.packets) {
+		entry->base.packets += entry->hw.packets;
+		entry->base.bytes += entry->hw.bytes;
+	}
+	entry->hw = st;
+}
+
+static int xdp_flow_cls_stats(struct xdp_flow_binding *b,
+			      struct flow_cls_offload *f)
+{
+	struct xdp_flow_entry *entry = xdp_flow_entry_find(b, f->cookie);
+	u64 pkts, bytes, lastused = 0;
+	bool drop;
+
+	if (!entry || entry->kind != XDP_FLOW_ENTRY_OFFLOAD)
+		return -EOPNOTSUPP;
+
+	xdp_flow_entry_refresh_stats(entry);
+	pkts = entry->base.packets + entry->hw.packets;
+	bytes = entry->base.bytes + entry->hw.bytes;
+	if (pkts == entry->reported.packets)
+		return 0;
+
+	if (entry->hw.lastused_ns) {
+		u64 now = ktime_get_ns();
+		u64 ago = now > entry->hw.lastused_ns ?
+			  now - entry->hw.lastused_ns : 0;
+
+		lastused = jiffies - nsecs_to_jiffies(ago);
+	}
+	/* TC counts a dropped packet also as a drop of its gact action. */
+	drop = entry->rule.actions[0].id == XDP_FLOW_ACTION_DROP;
+	flow_stats_update(&f->stats, bytes - entry->reported.bytes,
+			  pkts - entry->reported.packets,
+			  drop ? pkts - entry->reported.packets : 0, lastused,
+			  FLOW_ACTION_HW_STATS_DELAYED);
+	entry->reported.packets = pkts;
+	entry->reported.bytes = bytes;
+	return 0;
+}
+
+static int xdp_flow_cls_destroy(struct xdp_flow_binding *b,
+				struct flow_cls_offload *f)
+{
+	struct xdp_flow_entry *entry = xdp_flow_entry_find(b, f->cookie);
+
+	if (!entry)
+		return 0;
+	xdp_flow_entry_uninstall(entry);
+	xdp_flow_entry_free(entry);
+	return 0;
+}
+
+static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
+				struct flow_cls_offload *f)
+{
+	struct netlink_ext_ack *extack = f->common.extack;
+	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
+	struct xdp_flow_dev *xdev = xdp_flow_dev_find(b->ifindex);
+	struct netlink_ext_ack *report = xdev ? extack : NULL;
+	struct xdp_flow_entry *entry;
+	int id, err;
+
+	/* A rule in another chain is reached only through a goto, which is
+	 * never offloaded; chain 0 alone decides what XDP may do.
+	 */
+	if (f->common.chain_index) {
+		if (report)
+			NL_SET_ERR_MSG_MOD(report, "cannot offload rules in chains other than 0");
+		return -EOPNOTSUPP;
+	}
+
+	entry = xdp_flow_entry_find(b, f->cookie);
+	if (entry) {
+		xdp_flow_entry_uninstall(entry);
+		xdp_flow_entry_free(entry);
+	}
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return -ENOMEM;
+	id = ida_alloc_max(&xdp_flow_ids, XDP_FLOW_MAX_RULES - 1, GFP_KERNEL);
+	if (id < 0) {
+		kfree(entry);
+		NL_SET_ERR_MSG_MOD(report, "rule table is full");
+		return id == -ENOSPC ? -EOPNOTSUPP : id;
+	}
+	entry->mask = xdp_flow_mask_get(b, f->common.chain_index,
+					f->common.prio, fr->match.mask);
+	if (!entry->mask) {
+		ida_free(&xdp_flow_ids, id);
+		kfree(entry);
+		return -ENOMEM;
+	}
+	entry->binding = b;
+	entry->cookie = f->cookie;
+	entry->rule.id = id;
+	entry->rule.order = ((u64)f->common.prio << 32) | entry->mask->rank;
+	list_add_tail(&entry->list, &b->entries);
+
+	err = xdp_flow_translate(f, b->ifindex, &entry->rule, report);
+	entry->kind = err ? XDP_FLOW_ENTRY_SOFTWARE : XDP_FLOW_ENTRY_OFFLOAD;
+
+	if (!xdev) {
+		/* Not enabled: nothing is offloaded, but the rule is kept, so
+		 * that enabling the device later keeps it ahead of new rules.
+		 */
+		xdp_flow_entry_to_software(entry);
+		return -EOPNOTSUPP;
+	}
+
+	switch (xdp_flow_helper.state) {
+	case XDP_FLOW_HELPER_STARTING:
+		/* The helper is being restarted; the replay installs it. */
+		return err;
+	case XDP_FLOW_HELPER_STOPPED:
+		xdp_flow_entry_to_software(entry);
+		NL_SET_ERR_MSG_MOD(report, "helper is not running, rule stays in software");
+		return -EOPNOTSUPP;
+	}
+
+	if (entry->kind == XDP_FLOW_ENTRY_OFFLOAD) {
+		err = xdp_flow_entry_install(entry, report);
+		if (!err)
+			return 0;
+		/* The helper refused it (a full table, say): keep it in
+		 * software, and keep what may match it out of XDP.
+		 */
+		xdp_flow_entry_to_software(entry);
+	}
+	if (xdp_flow_entry_install(entry, NULL))
+		pr_warn_ratelimited("xdp_flow: could not install software rule %u on ifindex %d\n",
+				    entry->rule.id, b->ifindex);
+	return -EOPNOTSUPP;
+}
+
+static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
+			     void *cb_priv)
+{
+	struct xdp_flow_binding *b = cb_priv;
+	struct flow_cls_offload *f = type_data;
+	int err;
+
+	if (type != TC_SETUP_CLSFLOWER)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&xdp_flow_lock);
+	switch (f->command) {
+	case FLOW_CLS_REPLACE:
+		err = xdp_flow_cls_replace(b, f);
+		break;
+	case FLOW_CLS_DESTROY:
+		err = xdp_flow_cls_destroy(b, f);
+		break;
+	case FLOW_CLS_STATS:
+		err = xdp_flow_cls_stats(b, f);
+		break;
+	default:
+		err = -EOPNOTSUPP;
+	}
+	mutex_unlock(&xdp_flow_lock);
+	return err;
+}
+
+/* --- binding to flow blocks --- */
+
+static struct xdp_flow_binding *
+xdp_flow_binding_find(struct net_device *dev, struct flow_block *block)
+{
+	struct xdp_flow_binding *b;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list)
+		if (b->dev == dev && b->block == block)
+			return b;
+	return NULL;
+}
+
+static void xdp_flow_block_release(void *cb_priv)
+{
+	struct xdp_flow_binding *b = cb_priv;
+	struct xdp_flow_entry *entry, *tmp;
+
+	mutex_lock(&xdp_flow_lock);
+	/* TC destroys every rule before unbinding; nftables may not. */
+	list_for_each_entry_safe_reverse(entry, tmp, &b->entries, list) {
+		xdp_flow_entry_uninstall(entry);
+		xdp_flow_entry_free(entry);
+	}
+	list_del(&b->list);
+	mutex_unlock(&xdp_flow_lock);
+	kfree(b);
+}
+
+static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
+			       struct flow_block_offload *bo, void *data,
+			       void (*cleanup)(struct flow_block_cb *block_cb))
+{
+	struct flow_block_cb *block_cb;
+	struct xdp_flow_binding *b;
+
+	mutex_lock(&xdp_flow_lock);
+	b = xdp_flow_binding_find(dev, bo->block);
+	mutex_unlock(&xdp_flow_lock);
+	if (b)
+		return -EBUSY;
+
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	b->dev = dev;
+	b->ifindex = dev->ifindex;
+	b->block = bo->block;
+	INIT_LIST_HEAD(&b->entries);
+	INIT_LIST_HEAD(&b->masks);
+
+	block_cb = flow_indr_block_cb_alloc(xdp_flow_block_cb, b, b,
+					    xdp_flow_block_release, bo, dev,
+					    sch, data, NULL, cleanup);
+	if (IS_ERR(block_cb)) {
+		kfree(b);
+		return PTR_ERR(block_cb);
+	}
+	mutex_lock(&xdp_flow_lock);
+	list_add_tail(&b->list, &xdp_flow_bindings);
+	mutex_unlock(&xdp_flow_lock);
+	flow_block_cb_add(block_cb, bo);
+	return 0;
+}
+
+static int xdp_flow_block_unbind(struct net_device *dev,
+				 struct flow_block_offload *bo)
+{
+	struct flow_block_cb *block_cb;
+	struct xdp_flow_binding *b;
+
+	mutex_lock(&xdp_flow_lock);
+	b = xdp_flow_binding_find(dev, bo->block);
+	mutex_unlock(&xdp_flow_lock);
+	if (!b)
+		return -ENOENT;
+	block_cb = flow_block_cb_lookup(bo->block, xdp_flow_block_cb, b);
+	if (!block_cb)
+		return -ENOENT;
+	flow_indr_block_cb_remove(block_cb, bo);
+	return 0;
+}
+
+static int xdp_flow_indr_cb(struct net_device *dev, struct Qdisc *sch,
+			    void *cb_priv, enum tc_setup_type type,
+			    void *type_data, void *data,
+			    void (*cleanup)(struct flow_block_cb *block_cb))
+{
+	struct flow_block_offload *bo = type_data;
+
+	if (!dev || type != TC_SETUP_BLOCK)
+		return -EOPNOTSUPP;
+	if (bo->binder_type != FLOW_BLOCK_BINDER_TYPE_CLSACT_INGRESS)
+		return -EOPNOTSUPP;
+	/* The helper attaches XDP in the initial network namespace. */
+	if (!net_eq(dev_net(dev), &init_net))
+		return -EOPNOTSUPP;
+
+	bo->unlocked_driver_cb = true;
+	switch (bo->command) {
+	case FLOW_BLOCK_BIND:
+		return xdp_flow_block_bind(dev, sch, bo, data, cleanup);
+	case FLOW_BLOCK_UNBIND:
+		return xdp_flow_block_unbind(dev, bo);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* --- devices --- */
+
+static int xdp_flow_order_cmp(const void *a, const void *b)
+{
+	const struct xdp_flow_entry *ea = *(const struct xdp_flow_entry **)a;
+	const struct xdp_flow_entry *eb = *(const struct xdp_flow_entry **)b;
+
+	if (ea->rule.order != eb->rule.order)
+		return ea->rule.order < eb->rule.order ? -1 : 1;
+	return ea->rule.id < eb->rule.id ? -1 : ea->rule.id > eb->rule.id;
+}
+
+/* The entries of enabled devices (or of one), in TC's order. */
+static struct xdp_flow_entry **xdp_flow_sorted_entries(int ifindex,
+						       unsigned int *n)
+{
+	struct xdp_flow_entry **arr, *entry;
+	struct xdp_flow_binding *b;
+	unsigned int cnt = 0;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (ifindex ? b->ifindex != ifindex : !xdp_flow_dev_find(b->ifindex))
+			continue;
+		list_for_each_entry(entry, &b->entries, list)
+			cnt++;
+	}
+	arr = kvmalloc_array(cnt ?: 1, sizeof(*arr), GFP_KERNEL);
+	if (!arr)
+		return NULL;
+	cnt = 0;
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (ifindex ? b->ifindex != ifindex : !xdp_flow_dev_find(b->ifindex))
+			continue;
+		list_for_each_entry(entry, &b->entries, list)
+			arr[cnt++] = entry;
+	}
+	sort(arr, cnt, sizeof(*arr), xdp_flow_order_cmp, NULL);
+	*n = cnt;
+	return arr;
+}
+
+/* Installs in ascending order, so that what XDP holds is always a prefix
+ * of TC's order.
+ */
+static int xdp_flow_install_all(int ifindex)
+{
+	struct xdp_flow_entry **arr;
+	unsigned int i, n;
+	int err = 0;
+
+	arr = xdp_flow_sorted_entries(ifindex, &n);
+	if (!arr)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!xdp_flow_helper_running()) {
+			err = -ESRCH;
+			break;
+		}
+		arr[i]->installed = false;
+		err = xdp_flow_entry_install(arr[i], NULL);
+		if (err) {
+			pr_warn("xdp_flow: helper refused rule %u (%d)\n",
+				arr[i]->rule.id, err);
+			err = 0;
+		}
+	}
+	kvfree(arr);
+	return err;
+}
+
+/* Removes in descending order, for the same reason. */
+static void xdp_flow_uninstall_all(int ifindex)
+{
+	struct xdp_flow_entry **arr;
+	unsigned int n;
+
+	arr = xdp_flow_sorted_entries(ifindex, &n);
+	if (!arr)
+		return;
+	while (n--)
+		xdp_flow_entry_uninstall(arr[n]);
+	kvfree(arr);
+}
+
+/**
+ * xdp_flow_dev_enable() - enable offload on a device
+ * @dev: the device
+ * @xdp_mode: enum xdp_flow_xdp_mode
+ * @extack: for errors
+ *
+ * Asks the helper to attach the XDP program and waits for it without
+ * holding xdp_flow_lock (attaching needs rtnl, and TC calls us under rtnl).
+ * Rules offered before offload was enabled stay in software.
+ *
+ * Return: 0, or a negative errno (with @extack set).
+ */
+int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
+			struct netlink_ext_ack *extack)
+{
+	struct xdp_flow_dev *xdev;
+	int err;
+
+	if (xdp_mode > XDP_FLOW_XDP_MODE_GENERIC) {
+		NL_SET_ERR_MSG_MOD(extack, "unknown XDP mode");
+		return -EINVAL;
+	}
+
+	mutex_lock(&xdp_flow_lock);
+	if (!xdp_flow_helper_running()) {
+		mutex_unlock(&xdp_flow_lock);
+		NL_SET_ERR_MSG_MOD(extack, "helper is not running");
+		return -ESRCH;
+	}
+	if (xdp_flow_dev_find(dev->ifindex)) {
+		mutex_unlock(&xdp_flow_lock);
+		NL_SET_ERR_MSG_MOD(extack, "offload is already enabled on this device");
+		return -EEXIST;
+	}
+	xdev = kzalloc(sizeof(*xdev), GFP_KERNEL);
+	if (!xdev) {
+		mutex_unlock(&xdp_flow_lock);
+		return -ENOMEM;
+	}
+	xdev->ifindex = dev->ifindex;
+	xdev->xdp_mode = xdp_mode;
+	xdev->state = XDP_FLOW_DEV_STATE_ATTACHING;
+	list_add_tail(&xdev->list, &xdp_flow_devs);
+	/* Tables first: the program starts with every software rule in. */
+	err = xdp_flow_install_all(dev->ifindex);
+	mutex_unlock(&xdp_flow_lock);
+	if (err)
+		goto undo;
+
+	err = xdp_flow_call(XDP_FLOW_CMD_DEV_ATTACH, dev->ifindex, 0, xdp_mode,
+			    NULL, NULL, extack);
+	if (!err) {
+		mutex_lock(&xdp_flow_lock);
+		xdev = xdp_flow_dev_find(dev->ifindex);
+		if (xdev)
+			xdev->state = XDP_FLOW_DEV_STATE_ATTACHED;
+		mutex_unlock(&xdp_flow_lock);
+		return 0;
+	}
+undo:
+	xdp_flow_dev_disable(dev->ifindex, NULL);
+	return err;
+}
+
+/**
+ * xdp_flow_dev_disable() - disable offload on a device
+ * @ifindex: the device
+ * @extack: for errors
+ *
+ * The rules are kept: TC goes on running them in software, and enabling
+ * the device again puts them back into XDP.
+ *
+ * Return: 0, or -ENOENT when offload was not enabled.
+ */
+int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
+{
+	struct xdp_flow_dev *xdev;
+
+	mutex_lock(&xdp_flow_lock);
+	xdev = xdp_flow_dev_find(ifindex);
+	if (!xdev) {
+		mutex_unlock(&xdp_flow_lock);
+		NL_SET_ERR_MSG_MOD(extack, "offload is not enabled on this device");
+		return -ENOENT;
+	}
+	xdp_flow_uninstall_all(ifindex);
+	list_del(&xdev->list);
+	kfree(xdev);
+	mutex_unlock(&xdp_flow_lock);
+
+	if (xdp_flow_helper_running())
+		xdp_flow_call(XDP_FLOW_CMD_DEV_DETACH, ifindex, 0, 0, NULL, NULL,
+			      NULL);
+	return 0;
+}
+
+/**
+ * xdp_flow_replay() - give a (new) helper everything it must hold
+ *
+ * Called after HELLO, not under rtnl. Attachments first (without waiting,
+ * the helper does them in the background), then the rules in TC's order,
+ * then SYNC, which makes the helper drop whatever was not replayed.
+ *
+ * Return: 0 or a negative errno.
+ */
+int xdp_flow_replay(void)
+{
+	struct xdp_flow_dev *xdev;
+	int err;
+
+	mutex_lock(&xdp_flow_lock);
+	list_for_each_entry(xdev, &xdp_flow_devs, list) {
+		u32 seq;
+
+		err = xdp_flow_helper_send(XDP_FLOW_CMD_DEV_ATTACH, &seq,
+					   xdev->ifindex, 0, xdev->xdp_mode,
+					   NULL);
+		if (err)
+			goto out;
+		xdp_flow_helper_cancel(seq);
+	}
+	err = xdp_flow_install_all(0);
+	if (err)
+		goto out;
+	err = xdp_flow_call(XDP_FLOW_CMD_SYNC, 0, 0, 0, NULL, NULL, NULL);
+out:
+	mutex_unlock(&xdp_flow_lock);
+	return err;
+}
+
+unsigned int xdp_flow_dev_rule_count(int ifindex)
+{
+	struct xdp_flow_binding *b;
+	struct xdp_flow_entry *entry;
+	unsigned int n = 0;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (b->ifindex != ifindex)
+			continue;
+		list_for_each_entry(entry, &b->entries, list)
+			n += entry->installed &&
+			     entry->kind == XDP_FLOW_ENTRY_OFFLOAD;
+	}
+	return n;
+}
+
+unsigned int xdp_flow_rule_count(void)
+{
+	struct xdp_flow_dev *xdev;
+	unsigned int n = 0;
+
+	list_for_each_entry(xdev, &xdp_flow_devs, list)
+		n += xdp_flow_dev_rule_count(xdev->ifindex);
+	return n;
+}
+
+/**
+ * xdp_flow_walk_entries() - walk the rules of enabled devices
+ * @ifindex: only this device's, or 0 for all
+ * @pos: how many to skip; advanced past each entry visited
+ * @v: what to call for each entry
+ *
+ * Caller holds xdp_flow_lock.
+ *
+ * Return: 0, or what stopped the walk.
+ */
+int xdp_flow_walk_entries(int ifindex, unsigned long *pos,
+			    const struct xdp_flow_visitor *v)
+{
+	struct xdp_flow_binding *b;
+	struct xdp_flow_entry *entry;
+	unsigned long i = 0;
+	int err;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (!xdp_flow_dev_find(b->ifindex))
+			continue;
+		if (ifindex && b->ifindex != ifindex)
+			continue;
+		list_for_each_entry(entry, &b->entries, list) {
+			if (i++ < *pos)
+				continue;
+			err = v->fn(entry, v->arg);
+			if (err)
+				return err;
+			(*pos)++;
+		}
+	}
+	return 0;
+}
+
+static int xdp_flow_netdev_event(struct notifier_block *nb,
+				 unsigned long event, void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct xdp_flow_dev *xdev;
+	u32 seq;
+
+	if (event != NETDEV_UNREGISTER)
+		return NOTIFY_DONE;
+
+	/* Under rtnl: tell the helper to drop its link, but do not wait. */
+	mutex_lock(&xdp_flow_lock);
+	xdev = xdp_flow_dev_find(dev->ifindex);
+	if (xdev && net_eq(dev_net(dev), &init_net)) {
+		xdp_flow_uninstall_all(dev->ifindex);
+		list_del(&xdev->list);
+		kfree(xdev);
+		if (xdp_flow_helper_running() &&
+		    !xdp_flow_helper_send(XDP_FLOW_CMD_DEV_DETACH, &seq,
+					  dev->ifindex, 0, 0, NULL))
+			xdp_flow_helper_cancel(seq);
+	}
+	mutex_unlock(&xdp_flow_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block xdp_flow_netdev_nb = {
+	.notifier_call = xdp_flow_netdev_event,
+};
+
+int xdp_flow_offload_init(void)
+{
+	int err;
+
+	err = register_netdevice_notifier(&xdp_flow_netdev_nb);
+	if (err)
+		return err;
+	err = flow_indr_dev_register(xdp_flow_indr_cb, NULL);
+	if (err)
+		unregister_netdevice_notifier(&xdp_flow_netdev_nb);
+	return err;
+}
+
+/* Not under rtnl: TC's cleanup of our blocks takes it. */
+void xdp_flow_offload_exit(void)
+{
+	struct xdp_flow_dev *xdev, *tmp;
+
+	flow_indr_dev_unregister(xdp_flow_indr_cb, NULL, xdp_flow_block_release);
+	unregister_netdevice_notifier(&xdp_flow_netdev_nb);
+
+	mutex_lock(&xdp_flow_lock);
+	list_for_each_entry_safe(xdev, tmp, &xdp_flow_devs, list) {
+		list_del(&xdev->list);
+		kfree(xdev);
+	}
+	mutex_unlock(&xdp_flow_lock);
+}

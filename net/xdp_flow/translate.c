@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp_flow: translation of a flow_rule into the rule the XDP program runs.
+ *
+ * A rule is offloaded only when the XDP program does exactly what TC would
+ * do with it. Otherwise the translation still produces a rule, but a
+ * software one: its key keeps only the matches that are expressible, so it
+ * matches a superset of the packets TC's rule matches, and its action hands
+ * them to the stack. That keeps offloaded rules of a higher prio from
+ * overtaking a rule that stays in software.
+ */
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/netdevice.h>
+#include <net/flow_offload.h>
+#include <net/net_namespace.h>
+#include <net/pkt_cls.h>
+
+#include "xdp_flow.h"
+
+#define XDP_FLOW_KEYS (BIT_ULL(FLOW_DISSECTOR_KEY_CONTROL) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_BASIC) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_ETH_ADDRS) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_VLAN) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_IPV4_ADDRS) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_IPV6_ADDRS) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_PORTS) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_META))
+
+static const char * const xdp_flow_key_msgs[FLOW_DISSECTOR_KEY_MAX] = {
+	[FLOW_DISSECTOR_KEY_PORTS_RANGE] = "xdp_flow: cannot offload port ranges",
+	[FLOW_DISSECTOR_KEY_ICMP] = "xdp_flow: cannot offload ICMP type/code matches",
+	[FLOW_DISSECTOR_KEY_ARP] = "xdp_flow: cannot offload ARP matches",
+	[FLOW_DISSECTOR_KEY_CVLAN] = "xdp_flow: cannot offload inner VLAN (cvlan) matches",
+	[FLOW_DISSECTOR_KEY_TCP] = "xdp_flow: cannot offload tcp_flags matches",
+	[FLOW_DISSECTOR_KEY_IP] = "xdp_flow: cannot offload ip_tos/ip_ttl matches",
+	[FLOW_DISSECTOR_KEY_MPLS] = "xdp_flow: cannot offload MPLS matches",
+	[FLOW_DISSECTOR_KEY_CT] = "xdp_flow: cannot offload conntrack (ct_*) matches",
+	[FLOW_DISSECTOR_KEY_ENC_KEYID] = "xdp_flow: cannot offload tunnel (enc_*) matches",
+	[FLOW_DISSECTOR_KEY_ENC_IPV4_ADDRS] = "xdp_flow: cannot offload tunnel (enc_*) matches",
+	[FLOW_DISSECTOR_KEY_ENC_IPV6_ADDRS] = "xdp_flow: cannot offload tunnel (enc_*) matches",
+	[FLOW_DISSECTOR_KEY_ENC_CONTROL] = "xdp_flow: cannot offload tunnel (enc_*) matches",
+	[FLOW_DISSECTOR_KEY_ENC_PORTS] = "xdp_flow: cannot offload tunnel (enc_*) matches",
+	[FLOW_DISSECTOR_KEY_ENC_IP] = "xdp_flow: cannot offload tunnel (enc_*) matches",
+	[FLOW_DISSECTOR_KEY_ENC_OPTS] = "xdp_flow: cannot offload tunnel (enc_*) matches",
+	[FLOW_DISSECTOR_KEY_HASH] = "xdp_flow: cannot offload hash matches",
+};
+
+static const char *xdp_flow_action_msg(enum flow_action_id id)
+{
+	switch (id) {
+	case FLOW_ACTION_MIRRED:
+		return "xdp_flow: cannot offload action mirred egress mirror";
+	case FLOW_ACTION_REDIRECT_INGRESS:
+		return "xdp_flow: cannot offload action mirred ingress redirect";
+	case FLOW_ACTION_MIRRED_INGRESS:
+		return "xdp_flow: cannot offload action mirred ingress mirror";
+	case FLOW_ACTION_GOTO:
+		return "xdp_flow: cannot offload action goto chain";
+	case FLOW_ACTION_POLICE:
+		return "xdp_flow: cannot offload action police";
+	case FLOW_ACTION_CT:
+	case FLOW_ACTION_CT_METADATA:
+		return "xdp_flow: cannot offload action ct";
+	case FLOW_ACTION_TUNNEL_ENCAP:
+	case FLOW_ACTION_TUNNEL_DECAP:
+		return "xdp_flow: cannot offload action tunnel_key";
+	case FLOW_ACTION_VLAN_PUSH:
+	case FLOW_ACTION_VLAN_POP:
+	case FLOW_ACTION_VLAN_MANGLE:
+		return "xdp_flow: cannot offload action vlan";
+	case FLOW_ACTION_MANGLE:
+	case FLOW_ACTION_ADD:
+		return "xdp_flow: cannot offload action pedit";
+	case FLOW_ACTION_CSUM:
+		return "xdp_flow: cannot offload action csum";
+	case FLOW_ACTION_TRAP:
+		return "xdp_flow: cannot offload action trap";
+	case FLOW_ACTION_SAMPLE:
+		return "xdp_flow: cannot offload action sample";
+	case FLOW_ACTION_MARK:
+		return "xdp_flow: cannot offload action skbedit mark";
+	default:
+		return "xdp_flow: cannot offload this action";
+	}
+}
+
+static void xdp_flow_set_msg(struct netlink_ext_ack *extack, const char *msg)
+{
+	if (extack && !extack->_msg)
+		extack->_msg = msg;
+}
+
+static bool xdp_flow_is_vlan_proto(__be16 proto)
+{
+	return proto == htons(ETH_P_8021Q) || proto == htons(ETH_P_8021AD);
+}
+
+/* TC runs a filter only if the packet's protocol, the outer VLAN TPID for a
+ * tagged packet, equals the filter's protocol. The stack pops the outer tag
+ * into skb metadata before TC, so a "protocol ip" filter sees untagged IPv4.
+ */
+static void xdp_flow_match_protocol(__be16 proto, struct xdp_flow_key *k,
+				    struct xdp_flow_key *m)
+{
+	if (proto == htons(ETH_P_ALL))
+		return;
+	m->vlan_tpid = htons(0xffff);
+	if (xdp_flow_is_vlan_proto(proto)) {
+		k->vlan_tpid = proto;
+	} else {
+		k->vlan_tpid = 0;
+		k->n_proto = proto;
+		m->n_proto = htons(0xffff);
+	}
+}
+
+static const char *xdp_flow_match_basic(struct flow_rule *fr,
+					struct xdp_flow_key *k,
+					struct xdp_flow_key *m)
+{
+	struct flow_match_basic match;
+
+	flow_rule_match_basic(fr, &match);
+	if (match.mask->n_proto) {
+		k->n_proto = match.key->n_proto;
+		m->n_proto = match.mask->n_proto;
+	}
+	k->ip_proto = match.key->ip_proto;
+	m->ip_proto = match.mask->ip_proto;
+	return NULL;
+}
+
+static const char *xdp_flow_match_control(struct flow_rule *fr)
+{
+	struct flow_match_control match;
+
+	flow_rule_match_control(fr, &match);
+	if (match.mask->flags)
+		return "xdp_flow: cannot offload ip_flags matches";
+	return NULL;
+}
+
+static const char *xdp_flow_match_vlan(struct flow_rule *fr,
+				       struct xdp_flow_key *k,
+				       struct xdp_flow_key *m)
+{
+	struct flow_match_vlan match;
+	u16 tci, tci_mask;
+
+	flow_rule_match_vlan(fr, &match);
+	if (match.mask->vlan_dei)
+		return "xdp_flow: cannot offload VLAN DEI matches";
+	tci = match.key->vlan_id | (match.key->vlan_priority << VLAN_PRIO_SHIFT);
+	tci_mask = match.mask->vlan_id |
+		   (match.mask->vlan_priority << VLAN_PRIO_SHIFT);
+	k->vlan_tci = htons(tci);
+	m->vlan_tci = htons(tci_mask);
+	if (match.mask->vlan_tpid) {
+		k->vlan_tpid = match.key->vlan_tpid;
+		m->vlan_tpid = match.mask->vlan_tpid;
+	}
+	return NULL;
+}
+
+static const char *xdp_flow_match_addrs(struct flow_rule *fr,
+					struct xdp_flow_key *k,
+					struct xdp_flow_key *m)
+{
+	if (flow_rule_match_key(fr, FLOW_DISSECTOR_KEY_ETH_ADDRS)) {
+		struct flow_match_eth_addrs match;
+
+		flow_rule_match_eth_addrs(fr, &match);
+		ether_addr_copy(k->eth_dst, match.key->dst);
+		ether_addr_copy(m->eth_dst, match.mask->dst);
+		ether_addr_copy(k->eth_src, match.key->src);
+		ether_addr_copy(m->eth_src, match.mask->src);
+	}
+	if (flow_rule_match_key(fr, FLOW_DISSECTOR_KEY_IPV4_ADDRS)) {
+		struct flow_match_ipv4_addrs match;
+
+		flow_rule_match_ipv4_addrs(fr, &match);
+		k->ip_src[0] = match.key->src;
+		m->ip_src[0] = match.mask->src;
+		k->ip_dst[0] = match.key->dst;
+		m->ip_dst[0] = match.mask->dst;
+	}
+	if (flow_rule_match_key(fr, FLOW_DISSECTOR_KEY_IPV6_ADDRS)) {
+		struct flow_match_ipv6_addrs match;
+
+		flow_rule_match_ipv6_addrs(fr, &match);
+		memcpy(k->ip_src, &match.key->src, sizeof(k->ip_src));
+		memcpy(m->ip_src, &match.mask->src, sizeof(m->ip_src));
+		memcpy(k->ip_dst, &match.key->dst, sizeof(k->ip_dst));
+		memcpy(m->ip_dst, &match.mask->dst, sizeof(m->ip_dst));
+	}
+	return NULL;
+}
+
+/* The XDP program reads ports of TCP, UDP and SCTP only; the kernel's flow
+ * dissector also reads them for DCCP, UDP-Lite and others. So ports are
+ * offloaded only together with an exact match on one of the three.
+ */
+static const char *xdp_flow_match_ports(struct flow_rule *fr,
+					struct xdp_flow_key *k,
+					struct xdp_flow_key *m)
+{
+	struct flow_match_ports match;
+
+	flow_rule_match_ports(fr, &match);
+	if (!match.mask->src && !match.mask->dst)
+		return NULL;
+	if (m->ip_proto != 0xff ||
+	    (k->ip_proto != IPPROTO_TCP && k->ip_proto != IPPROTO_UDP &&
+	     k->ip_proto != IPPROTO_SCTP))
+		return "xdp_flow: ports are offloaded only with ip_proto tcp, udp or sctp";
+	k->l4_src = match.key->src;
+	m->l4_src = match.mask->src;
+	k->l4_dst = match.key->dst;
+	m->l4_dst = match.mask->dst;
+	return NULL;
+}
+
+static const char *xdp_flow_match_meta(struct flow_rule *fr, int ifindex)
+{
+	struct flow_match_meta match;
+
+	flow_rule_match_meta(fr, &match);
+	if (match.mask->ingress_iftype)
+		return "xdp_flow: cannot offload ingress device type matches";
+#ifdef XDP_FLOW_HAVE_L2_MISS
+	if (match.mask->l2_miss)
+		return "xdp_flow: cannot offload l2_miss matches";
+#endif
+	if (match.mask->ingress_ifindex &&
+	    (match.key->ingress_ifindex & match.mask->ingress_ifindex) !=
+	    (ifindex & match.mask->ingress_ifindex))
+		return "xdp_flow: indev names another device than the one the rule is offered on";
+	return NULL;
+}
+
+/* Fills @k and @m with every match the XDP program can do exactly and
+ * returns NULL, or the first reason why a match cannot be offloaded.
+ */
+static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
+				  int ifindex, struct xdp_flow_key *k,
+				  struct xdp_flow_key *m)
+{
+	struct flow_dissector *dissector = fr->match.dissector;
+	u64 used = dissector->used_keys;
+	const char *why = NULL, *msg;
+	int key;
+
+	k->ifindex = ifindex;
+	m->ifindex = 0xffffffff;
+	xdp_flow_match_protocol(proto, k, m);
+
+	for (key = 0; key < FLOW_DISSECTOR_KEY_MAX; key++) {
+		if (!(used & BIT_ULL(key)) || (XDP_FLOW_KEYS & BIT_ULL(key)))
+			continue;
+		msg = xdp_flow_key_msgs[key];
+		why = msg ? msg : "xdp_flow: cannot offload a match of this rule";
+		break;
+	}
+
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_CONTROL)) {
+		msg = xdp_flow_match_control(fr);
+		why = why ?: msg;
+	}
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_BASIC))
+		xdp_flow_match_basic(fr, k, m);
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_VLAN)) {
+		msg = xdp_flow_match_vlan(fr, k, m);
+		why = why ?: msg;
+	}
+	xdp_flow_match_addrs(fr, k, m);
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_PORTS)) {
+		msg = xdp_flow_match_ports(fr, k, m);
+		why = why ?: msg;
+	}
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_META)) {
+		msg = xdp_flow_match_meta(fr, ifindex);
+		why = why ?: msg;
+	}
+	return why;
+}
+
+static bool xdp_flow_can_xmit(const struct net_device *dev)
+{
+	if (!dev->netdev_ops->ndo_xdp_xmit)
+		return false;
+#ifdef XDP_FLOW_HAVE_XDP_FEATURES
+	/* veth can take XDP frames only while its peer runs NAPI (an XDP
+	 * program or GRO on the peer); it says so in xdp_features.
+	 */
+	if (!(dev->xdp_features & NETDEV_XDP_ACT_NDO_XMIT))
+		return false;
+#endif
+	return true;
+}
+
+static const char *xdp_flow_actions(struct flow_rule *fr,
+				    struct xdp_flow_rule *rule,
+				    struct netlink_ext_ack *extack)
+{
+	struct flow_action_entry *act;
+	int i;
+
+	if (!flow_action_has_entries(&fr->action))
+		return "xdp_flow: cannot offload a rule without actions";
+	if (fr->action.num_entries > 1)
+		return "xdp_flow: cannot offload more than one action per rule yet";
+	if (!flow_action_hw_stats_check(&fr->action, extack,
+					FLOW_ACTION_HW_STATS_DELAYED_BIT))
+		return "xdp_flow: cannot offload the requested hw_stats type";
+
+	flow_action_for_each(i, act, &fr->action) {
+		struct xdp_flow_action *xa = &rule->actions[i];
+
+		switch (act->id) {
+		case FLOW_ACTION_DROP:
+			xa->id = XDP_FLOW_ACTION_DROP;
+			break;
+		case FLOW_ACTION_ACCEPT:
+			xa->id = XDP_FLOW_ACTION_PASS;
+			break;
+		case FLOW_ACTION_REDIRECT:
+			if (!act->dev || !net_eq(dev_net(act->dev), &init_net))
+				return "xdp_flow: redirect target is in another netns";
+			if (!xdp_flow_can_xmit(act->dev))
+				return "xdp_flow: redirect target takes no XDP frames";
+			xa->id = XDP_FLOW_ACTION_REDIRECT;
+			xa->ifindex = act->dev->ifindex;
+			break;
+		default:
+			return xdp_flow_action_msg(act->id);
+		}
+	}
+	rule->nr_actions = fr->action.num_entries;
+	return NULL;
+}
+
+/**
+ * xdp_flow_translate() - turn a TC flower rule into an XDP rule
+ * @f: TC's FLOW_CLS_REPLACE request
+ * @ifindex: the device the rule is offered on
+ * @rule: filled in; id and order are the caller's
+ * @extack: where the reason for a refusal goes
+ *
+ * Return: 0 when @rule does exactly what TC would do with the packets;
+ * -EOPNOTSUPP when it cannot, with the reason in @extack and @rule turned
+ * into a software rule (flag XDP_FLOW_RULE_F_SOFTWARE, a superset match,
+ * action pass).
+ */
+int xdp_flow_translate(struct flow_cls_offload *f, int ifindex,
+		       struct xdp_flow_rule *rule,
+		       struct netlink_ext_ack *extack)
+{
+	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
+	u8 *k = (u8 *)&rule->key, *m = (u8 *)&rule->mask;
+	const char *why;
+	size_t i;
+
+	memset(&rule->key, 0, sizeof(rule->key));
+	memset(&rule->mask, 0, sizeof(rule->mask));
+	memset(rule->actions, 0, sizeof(rule->actions));
+	rule->flags = 0;
+	rule->nr_actions = 0;
+	rule->cookie = f->cookie;
+	rule->chain = f->common.chain_index;
+
+	why = xdp_flow_match(fr, f->common.protocol, ifindex, &rule->key,
+			     &rule->mask);
+	if (!why)
+		why = xdp_flow_actions(fr, rule, extack);
+
+	for (i = 0; i < sizeof(rule->key); i++)
+		k[i] &= m[i];
+
+	if (!why)
+		return 0;
+
+	xdp_flow_set_msg(extack, why);
+	memset(rule->actions, 0, sizeof(rule->actions));
+	rule->flags = XDP_FLOW_RULE_F_SOFTWARE;
+	rule->nr_actions = 1;
+	rule->actions[0].id = XDP_FLOW_ACTION_PASS;
+	return -EOPNOTSUPP;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* xdp_flow: what the files of the module share. */
+#ifndef _XDP_FLOW_H
+#define _XDP_FLOW_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/types.h>
+#include <net/flow_offload.h>
+#include <uapi/linux/xdp_flow.h>
+
+/* Serialises the device, binding and rule tables and every exchange with the
+ * helper. Taken by TC's offload callbacks, which may hold rtnl; so whoever
+ * holds it must never wait for anything that needs rtnl (XDP attach).
+ */
+extern struct mutex xdp_flow_lock;
+
+/**
+ * struct xdp_flow_dev - a device offload is enabled on
+ * @list: in xdp_flow_devs
+ * @ifindex: the device
+ * @state: enum xdp_flow_dev_state
+ * @xdp_mode: enum xdp_flow_xdp_mode
+ * @err: the helper's error when @state is XDP_FLOW_DEV_STATE_ERROR
+ */
+struct xdp_flow_dev {
+	struct list_head list;
+	int ifindex;
+	u32 state;
+	u32 xdp_mode;
+	int err;
+};
+
+/**
+ * struct xdp_flow_binding - one flow block of one device the module is bound to
+ * @list: in xdp_flow_bindings
+ * @dev: the device
+ * @ifindex: its ifindex
+ * @block: TC's (or nftables') flow block
+ * @entries: the rules offered on this block (struct xdp_flow_entry)
+ * @masks: flower masks of those rules, to rank rules of equal prio
+ * @next_rank: rank of the next new flower mask
+ */
+struct xdp_flow_binding {
+	struct list_head list;
+	struct net_device *dev;
+	int ifindex;
+	struct flow_block *block;
+	struct list_head entries;
+	struct list_head masks;
+	u32 next_rank;
+};
+
+/**
+ * enum xdp_flow_entry_kind - what the XDP program does with a rule
+ * @XDP_FLOW_ENTRY_OFFLOAD: executes it; TC shows it in_hw
+ * @XDP_FLOW_ENTRY_SOFTWARE: TC executes it; XDP sends what might match it
+ *	to the stack, so that no offloaded rule of a higher prio overtakes it
+ */
+enum xdp_flow_entry_kind {
+	XDP_FLOW_ENTRY_OFFLOAD,
+	XDP_FLOW_ENTRY_SOFTWARE,
+};
+
+/**
+ * struct xdp_flow_entry - a rule offered by TC, offloaded or not
+ * @list: in the binding's entries
+ * @binding: the block and device it was offered on
+ * @cookie: TC's cookie
+ * @mask: the flower mask it belongs to (ranks equal prios)
+ * @kind: enum xdp_flow_entry_kind
+ * @installed: the helper has it in the XDP tables
+ * @rule: the rule as the helper receives it; @rule.id is ours
+ * @hw: totals the helper reported last (packets, bytes, last use)
+ * @base: totals carried over from before the helper's counters restarted
+ * @reported: what TC has already been told
+ */
+struct xdp_flow_entry {
+	struct list_head list;
+	struct xdp_flow_binding *binding;
+	unsigned long cookie;
+	struct xdp_flow_mask_ref *mask;
+	enum xdp_flow_entry_kind kind;
+	bool installed;
+	struct xdp_flow_rule rule;
+	struct xdp_flow_stats hw;
+	struct xdp_flow_stats base;
+	struct xdp_flow_stats reported;
+};
+
+/**
+ * struct xdp_flow_mask_ref - a flower mask seen on a binding
+ * @list: in the binding's masks
+ * @chain: TC chain
+ * @prio: TC prio
+ * @fl_mask: flower's mask (identity only, never dereferenced)
+ * @refcnt: rules of ours that use it
+ * @rank: order of creation, which is the order flower tries its masks in
+ */
+struct xdp_flow_mask_ref {
+	struct list_head list;
+	u32 chain;
+	u16 prio;
+	const void *fl_mask;
+	unsigned int refcnt;
+	u32 rank;
+};
+
+/* offload.c */
+int xdp_flow_offload_init(void);
+void xdp_flow_offload_exit(void);
+struct xdp_flow_dev *xdp_flow_dev_find(int ifindex);
+int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
+			struct netlink_ext_ack *extack);
+int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
+int xdp_flow_replay(void);
+unsigned int xdp_flow_dev_rule_count(int ifindex);
+unsigned int xdp_flow_rule_count(void);
+void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
+/**
+ * struct xdp_flow_visitor - what xdp_flow_walk_entries() calls
+ * @fn: called for each entry; a non-zero return stops the walk
+ * @arg: passed to @fn
+ */
+struct xdp_flow_visitor {
+	int (*fn)(struct xdp_flow_entry *entry, void *arg);
+	void *arg;
+};
+
+int xdp_flow_walk_entries(int ifindex, unsigned long *pos,
+			    const struct xdp_flow_visitor *v);
+
+extern struct list_head xdp_flow_devs;
+
+/* translate.c */
+int xdp_flow_translate(struct flow_cls_offload *f, int ifindex,
+		       struct xdp_flow_rule *rule,
+		       struct netlink_ext_ack *extack);
+
+/* genl.c */
+int xdp_flow_genl_init(void);
+void xdp_flow_genl_exit(void);
+int xdp_flow_helper_send(u8 cmd, u32 *seq, u32 ifindex, u32 rule_id,
+			 u32 xdp_mode, const struct xdp_flow_rule *rule);
+int xdp_flow_helper_wait(u32 seq, unsigned int timeout_ms,
+			 struct xdp_flow_stats *stats, char *msg,
+			 size_t msg_len);
+void xdp_flow_helper_cancel(u32 seq);
+void xdp_flow_helper_fail_all(int err);
+
+/* umh.c */
+struct xdp_flow_helper {
+	u32 state;		/* enum xdp_flow_helper_state */
+	u32 portid;		/* its generic netlink socket */
+	pid_t pid;
+	u32 restarts;
+};
+
+extern struct xdp_flow_helper xdp_flow_helper;
+extern char *umh_path;
+extern unsigned int helper_timeout_ms;
+
+int xdp_flow_umh_init(void);
+void xdp_flow_umh_exit(void);
+int xdp_flow_umh_hello(u32 portid, u32 version, pid_t pid,
+		       struct netlink_ext_ack *extack);
+void xdp_flow_umh_broken(const char *why);
+int xdp_flow_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
+		  const struct xdp_flow_rule *rule, struct xdp_flow_stats *stats,
+		  struct netlink_ext_ack *extack);
+
+#endif /* _XDP_FLOW_H */
