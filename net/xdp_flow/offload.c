@@ -673,7 +673,7 @@ unsigned int xdp_flow_rule_count(void)
  * Return: 0, or what stopped the walk.
  */
 int xdp_flow_walk_entries(int ifindex, unsigned long *pos,
-			    const struct xdp_flow_visitor *v)
+			  const struct xdp_flow_visitor *v)
 {
 	struct xdp_flow_binding *b;
 	struct xdp_flow_entry *entry;

@@ -129,7 +129,7 @@ struct xdp_flow_visitor {
 };
 
 int xdp_flow_walk_entries(int ifindex, unsigned long *pos,
-			    const struct xdp_flow_visitor *v);
+			  const struct xdp_flow_visitor *v);
 
 extern struct list_head xdp_flow_devs;
 
