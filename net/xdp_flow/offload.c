@@ -17,6 +17,7 @@
 #include <net/flow_offload.h>
 #include <net/net_namespace.h>
 #include <net/pkt_cls.h>
+#include <net/sch_generic.h>
 
 #include "xdp_flow.h"
 
@@ -25,6 +26,8 @@ DEFINE_MUTEX(xdp_flow_lock);
 LIST_HEAD(xdp_flow_devs);
 static LIST_HEAD(xdp_flow_bindings);
 static DEFINE_IDA(xdp_flow_ids);
+/* Set while flow_indr_dev_register() binds the blocks that already exist. */
+static bool xdp_flow_registering;
 
 struct xdp_flow_dev *xdp_flow_dev_find(int ifindex)
 {
@@ -363,6 +366,11 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	b->block = bo->block;
 	INIT_LIST_HEAD(&b->entries);
 	INIT_LIST_HEAD(&b->masks);
+	/* TC offers a driver that binds late no rule of the block. A TC
+	 * block without chains has none; anything else may.
+	 */
+	if (xdp_flow_registering)
+		b->unseen_rules = !sch || !list_empty(&((struct tcf_block *)data)->chain_list);
 
 	block_cb = flow_indr_block_cb_alloc(xdp_flow_block_cb, b, b,
 					    xdp_flow_block_release, bo, dev,
@@ -506,6 +514,16 @@ static void xdp_flow_uninstall_all(int ifindex)
 	kvfree(arr);
 }
 
+static bool xdp_flow_unseen_rules(int ifindex)
+{
+	struct xdp_flow_binding *b;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list)
+		if (b->ifindex == ifindex && b->unseen_rules)
+			return true;
+	return false;
+}
+
 /**
  * xdp_flow_dev_enable() - enable offload on a device
  * @dev: the device
@@ -539,6 +557,12 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 		mutex_unlock(&xdp_flow_lock);
 		NL_SET_ERR_MSG_MOD(extack, "offload is already enabled on this device");
 		return -EEXIST;
+	}
+	if (xdp_flow_unseen_rules(dev->ifindex)) {
+		mutex_unlock(&xdp_flow_lock);
+		NL_SET_ERR_MSG_MOD(extack,
+				   "the device's ingress rules predate the module; re-create its clsact qdisc first");
+		return -EBUSY;
 	}
 	xdev = kzalloc(sizeof(*xdev), GFP_KERNEL);
 	if (!xdev) {
@@ -734,7 +758,9 @@ int xdp_flow_offload_init(void)
 	err = register_netdevice_notifier(&xdp_flow_netdev_nb);
 	if (err)
 		return err;
+	xdp_flow_registering = true;
 	err = flow_indr_dev_register(xdp_flow_indr_cb, NULL);
+	xdp_flow_registering = false;
 	if (err)
 		unregister_netdevice_notifier(&xdp_flow_netdev_nb);
 	return err;

@@ -41,6 +41,8 @@ struct xdp_flow_dev {
  * @entries: the rules offered on this block (struct xdp_flow_entry)
  * @masks: flower masks of those rules, to rank rules of equal prio
  * @next_rank: rank of the next new flower mask
+ * @unseen_rules: the block may hold rules the module was never offered
+ *	(it existed before the module was loaded)
  */
 struct xdp_flow_binding {
 	struct list_head list;
@@ -50,6 +52,7 @@ struct xdp_flow_binding {
 	struct list_head entries;
 	struct list_head masks;
 	u32 next_rank;
+	bool unseen_rules;
 };
 
 /**
