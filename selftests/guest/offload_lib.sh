@@ -1,0 +1,319 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers of the guest acceptance tests (test_1*.sh): reading what tc, ip
+# and xdp-flow report. Sourced after selftests/lib.sh and
+# selftests/guest/lib.sh. Every reader prints a number or a word on stdout,
+# and fails (non-zero, message on stderr) when the thing it reads is absent,
+# so that a test never compares against an empty string by accident.
+
+XF_CLI=${XF_CLI:-$XF_ROOT/tools/xdp-flow/xdp-flow}
+
+# Packets that arrive at a device are counted by a software flower rule on
+# its ingress (pref XF_COUNT_PREF) matching UDP only: rx_packets would also
+# count ARP, IPv6 router solicitations and MLD reports, and tests assert
+# exact counts.
+XF_COUNT_PREF=100
+
+xf_err()
+{
+	echo "# $*" >&2
+}
+
+# xf_nsexec <ns|""> cmd...: run in a namespace, or in the root one.
+xf_nsexec()
+{
+	local ns=$1
+
+	shift
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$@"
+	else
+		"$@"
+	fi
+}
+
+# udp_counter_add <ns> <dev>: count the UDP packets that reach <dev>.
+udp_counter_add()
+{
+	local ns=$1 dev=$2
+
+	xf_nsexec "$ns" tc qdisc add dev "$dev" clsact 2>/dev/null
+	xf_nsexec "$ns" tc filter add dev "$dev" ingress pref $XF_COUNT_PREF \
+		protocol ip flower ip_proto udp action pass
+}
+
+# tc_filter_json <ns> <dev> <pref>: the JSON object of the filter (the
+# entry with options, not the chain head).
+tc_filter_json()
+{
+	local ns=$1 dev=$2 pref=$3 out
+
+	out=$(xf_nsexec "$ns" tc -s -j filter show dev "$dev" ingress pref "$pref" |
+	      jq -c '[.[] | select(.options != null)] | .[0] // empty')
+	if [ -z "$out" ]; then
+		xf_err "no filter with pref $pref on $dev${ns:+ in $ns}"
+		return 1
+	fi
+	echo "$out"
+}
+
+# tc_stat <ns> <dev> <pref> <field>: a field of the first action's stats of
+# the filter: packets, bytes (software and hardware together, as TC adds
+# them up), hw_packets, hw_bytes, sw_packets, sw_bytes.
+tc_stat()
+{
+	local ns=$1 dev=$2 pref=$3 field=$4 js val
+
+	js=$(tc_filter_json "$ns" "$dev" "$pref") || return 1
+	val=$(echo "$js" | jq -r ".options.actions[0].stats.$field // empty")
+	if [ -z "$val" ]; then
+		xf_err "filter pref $pref on $dev has no stats field '$field': $js"
+		return 1
+	fi
+	echo "$val"
+}
+
+# udp_count <ns> <dev>: UDP packets counted by udp_counter_add.
+udp_count()
+{
+	tc_stat "$1" "$2" $XF_COUNT_PREF packets
+}
+
+udp_bytes()
+{
+	tc_stat "$1" "$2" $XF_COUNT_PREF bytes
+}
+
+# tc_hw_state <ns> <dev> <pref>: prints in_hw or not_in_hw.
+tc_hw_state()
+{
+	local js
+
+	js=$(tc_filter_json "$1" "$2" "$3") || return 1
+	if [ "$(echo "$js" | jq -r '.options.in_hw // false')" = true ]; then
+		echo in_hw
+	elif [ "$(echo "$js" | jq -r '.options.not_in_hw // false')" = true ]; then
+		echo not_in_hw
+	else
+		xf_err "filter pref $3 on $2 is neither in_hw nor not_in_hw: $js"
+		return 1
+	fi
+}
+
+# xdp_prog_id <ns> <dev>: the id of the XDP program on <dev>, or 0.
+xdp_prog_id()
+{
+	local ns=$1 dev=$2 js
+
+	js=$(xf_nsexec "$ns" ip -j link show dev "$dev") || return 1
+	echo "$js" | jq -r '.[0].xdp.prog.id // .[0].xdp.attached[0].prog.id // 0'
+}
+
+# xdp_progs_anywhere: prints "ns/dev" for every device, in the root
+# namespace and every named one, that carries an XDP program.
+xdp_progs_anywhere()
+{
+	local ns
+
+	for ns in "" $(ip netns list | awk '{print $1}'); do
+		xf_nsexec "$ns" ip -j link show |
+			jq -r --arg ns "${ns:-root}" \
+			   '.[] | select(.xdp != null) | "\($ns)/\(.ifname)"'
+	done
+}
+
+# wait_xdp_prog <dev> <present|absent> [timeout_s]: attaching and detaching
+# are asynchronous (the helper does them).
+wait_xdp_prog()
+{
+	local dev=$1 want=$2 t=$((${3:-10} * 10)) id
+
+	while :; do
+		id=$(xdp_prog_id "" "$dev") || return 1
+		if [ "$want" = present ] && [ "$id" != 0 ]; then
+			return 0
+		fi
+		if [ "$want" = absent ] && [ "$id" = 0 ]; then
+			return 0
+		fi
+		t=$((t - 1))
+		[ $t -le 0 ] && return 1
+		sleep 0.1
+	done
+}
+
+# xf_status_get <jq-filter>: a field of `xdp-flow status -j`.
+xf_status_get()
+{
+	local js
+
+	js=$("$XF_CLI" -j status) || return 1
+	echo "$js" | jq -r "$1"
+}
+
+# xf_dev_state <dev>: attaching, attached, error, or "none" when the
+# device is not enabled.
+xf_dev_state()
+{
+	xf_status_get ".devices[] | select(.dev == \"$1\") | .state" |
+		awk 'BEGIN { s = "none" } { s = $0 } END { print s }'
+}
+
+# wait_dev_attached <dev> [timeout_s]: enabled and the XDP program is on.
+wait_dev_attached()
+{
+	local dev=$1 t=$((${2:-10} * 10)) st
+
+	while :; do
+		st=$(xf_dev_state "$dev")
+		[ "$st" = attached ] && [ "$(xdp_prog_id "" "$dev")" != 0 ] && return 0
+		if [ "$st" = error ]; then
+			xf_err "$dev: $("$XF_CLI" status 2>&1)"
+			return 1
+		fi
+		t=$((t - 1))
+		[ $t -le 0 ] && { xf_err "$dev not attached: state $st"; return 1; }
+		sleep 0.1
+	done
+}
+
+# xf_rule_json <dev> <prio>: the rule of `xdp-flow show -j dev <dev>` with
+# that prio (fails when there is none or more than one).
+xf_rule_json()
+{
+	local dev=$1 prio=$2 js n
+
+	js=$("$XF_CLI" -j show dev "$dev") || return 1
+	n=$(echo "$js" | jq "[.[] | select(.prio == $prio)] | length")
+	if [ "$n" != 1 ]; then
+		xf_err "xdp-flow show dev $dev lists $n rules with prio $prio: $js"
+		return 1
+	fi
+	echo "$js" | jq -c ".[] | select(.prio == $prio)"
+}
+
+# wait_value <expected> <timeout_s> cmd...: poll cmd until it prints
+# <expected> or a number above it; prints the last value. Counters are
+# asserted with exact equality after the wait, so an overshoot still fails.
+wait_value()
+{
+	local want=$1 t=$(($2 * 10)) v
+
+	shift 2
+	while :; do
+		v=$("$@") || { echo "error"; return 1; }
+		if [[ "$v" =~ ^[0-9]+$ ]] && [ "$v" -ge "$want" ]; then
+			echo "$v"
+			return 0
+		fi
+		t=$((t - 1))
+		if [ $t -le 0 ]; then
+			echo "$v"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# settle: time for packets that are still in flight (queues, NAPI) to land
+# before asserting that something did NOT arrive.
+settle()
+{
+	sleep 1
+}
+
+# warm_neighbours: resolve ARP along every path before counting, so no
+# packet waits in a neighbour queue while a test reads counters.
+warm_neighbours()
+{
+	local dst
+
+	for dst in 10.0.2.1 10.0.3.1; do
+		ip netns exec xfa ping -q -c 1 -W 2 "$dst" >/dev/null ||
+			{ xf_err "no route from xfa to $dst"; return 1; }
+	done
+	ip netns exec xfc ping -q -c 1 -W 2 10.0.1.1 >/dev/null ||
+		{ xf_err "no route from xfc to 10.0.1.1"; return 1; }
+}
+
+# dmesg_mark / dmesg_bad_since <mark>: kernel warnings since the mark.
+dmesg_mark()
+{
+	dmesg | wc -l
+}
+
+dmesg_bad_since()
+{
+	dmesg | tail -n +"$(($1 + 1))" | grep -E 'WARNING|BUG|Oops|general protection|refcount_t'
+}
+
+# helper_pids: pids of processes running the helper binary.
+helper_pids()
+{
+	local p exe want
+
+	want=$(readlink -f "$XF_UMH")
+	for p in /proc/[0-9]*; do
+		exe=$(readlink -f "$p/exe" 2>/dev/null) || continue
+		[ "$exe" = "$want" ] && echo "${p#/proc/}"
+	done
+}
+
+# xf_test_setup [module params]: the module with its helper running, the
+# standard topology, neighbours resolved, UDP counters on veth_a, veth_b
+# and veth_c. Logs one test line; returns non-zero when anything failed.
+xf_test_setup()
+{
+	RET=0
+	xf_load "$@"
+	check_err $? "xf_load failed"
+	if [ $RET -eq 0 ]; then
+		xf_wait_helper
+		check_err $? "the helper did not come up"
+	fi
+	if [ $RET -eq 0 ]; then
+		xf_veth_topology
+		check_err $? "xf_veth_topology failed"
+	fi
+	if [ $RET -eq 0 ]; then
+		warm_neighbours
+		check_err $? "the topology does not forward"
+	fi
+	if [ $RET -eq 0 ]; then
+		udp_counter_add xfa veth_a && udp_counter_add xfb veth_b &&
+			udp_counter_add xfc veth_c
+		check_err $? "cannot add the UDP counters"
+	fi
+	log_test "setup: module, helper, topology"
+	return $RET
+}
+
+# xf_test_cleanup: for the EXIT trap of every test.
+xf_test_cleanup()
+{
+	xf_topology_cleanup >/dev/null 2>&1
+	xf_unload >/dev/null 2>&1
+}
+
+# xf_enable_veth0: enable offload on veth0 and add its clsact qdisc (after
+# enabling, so that the module binds the new block).
+xf_enable_veth0()
+{
+	"$XF_CLI" enable dev veth0 || return 1
+	wait_dev_attached veth0 10 || return 1
+	tc qdisc add dev veth0 clsact
+}
+
+# per_packet_bytes <ns> <dev> <before> <n>: the bytes one of the <n> UDP
+# packets counted since <before> (bytes) took at ingress, as TC counts them.
+per_packet_bytes()
+{
+	local now
+
+	now=$(udp_bytes "$1" "$2") || return 1
+	if [ $(((now - $3) % $4)) -ne 0 ]; then
+		xf_err "$2 counted $((now - $3)) bytes for $4 packets"
+		return 1
+	fi
+	echo $(((now - $3) / $4))
+}

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unloading the module with offloaded rules cleans up everything: no XDP
+# program on any device, nothing pinned under XDP_FLOW_PIN_DIR, no helper
+# process, no kernel warning; and the rules keep working in TC.
+
+source "$XF_ROOT/selftests/lib.sh"
+source "$XF_ROOT/selftests/guest/lib.sh"
+source "$XF_ROOT/selftests/guest/offload_lib.sh"
+
+N=50
+PIN_DIR=/sys/fs/bpf/xdp_flow
+
+trap xf_test_cleanup EXIT
+
+xf_test_setup || exit 1
+
+RET=0
+xf_enable_veth0
+check_err $? "xdp-flow enable dev veth0 failed or the device never got attached"
+tc filter add dev veth0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
+check_err $? "tc filter add failed"
+tc filter add dev veth0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 \
+	action mirred egress redirect dev veth1
+check_err $? "tc filter add failed"
+[ "$(tc_hw_state "" veth0 1)" = in_hw ] && [ "$(tc_hw_state "" veth0 2)" = in_hw ]
+check_err $? "the rules are not in_hw"
+b0=$(udp_count xfb veth_b)
+send_udp xfa 10.0.2.1 $N && send_udp xfa 10.0.3.1 $N
+check_err $? "send_udp failed"
+b1=$(wait_value $((b0 + N)) 5 udp_count xfb veth_b)
+[ "$b1" = $((b0 + N)) ]
+check_err $? "veth_b received $((b1 - b0)) packets, not the $N redirected"
+hw1=$(wait_value $N 5 tc_stat "" veth0 1 hw_packets)
+hw2=$(wait_value $N 5 tc_stat "" veth0 2 hw_packets)
+[ "$hw1" = $N ] && [ "$hw2" = $N ]
+check_err $? "hardware counts $hw1 and $hw2, not $N and $N"
+pid=$(xf_status_get .helper_pid)
+[ -n "$pid" ] && [ "$pid" -gt 0 ] && kill -0 "$pid"
+check_err $? "no helper pid in xdp-flow status ($pid)"
+log_test "before unload: drop and redirect offloaded, helper pid $pid"
+
+RET=0
+mark=$(dmesg_mark)
+xf_unload
+check_err $? "xf_unload failed"
+[ ! -e /sys/module/xdp_flow ]
+check_err $? "the module is still loaded"
+progs=$(xdp_progs_anywhere)
+[ -z "$progs" ]
+check_err $? "XDP programs left on: $progs"
+left=$(ls -A "$PIN_DIR" 2>/dev/null)
+[ -z "$left" ]
+check_err $? "left pinned in $PIN_DIR: $left"
+for _ in $(seq 30); do
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.1
+done
+! kill -0 "$pid" 2>/dev/null
+check_err $? "the helper (pid $pid) is still running"
+pids=$(helper_pids)
+[ -z "$pids" ]
+check_err $? "helper processes still running: $pids"
+bad=$(dmesg_bad_since "$mark")
+[ -z "$bad" ]
+check_err $? "kernel warnings: $bad"
+log_test "unload: no XDP program, nothing pinned, no helper, no warning"
+
+RET=0
+st1=$(tc_hw_state "" veth0 1) && st2=$(tc_hw_state "" veth0 2)
+[ "$st1" = not_in_hw ] && [ "$st2" = not_in_hw ]
+check_err $? "after unload the rules show $st1 and $st2"
+pk1=$(tc_stat "" veth0 1 packets) && pk2=$(tc_stat "" veth0 2 packets)
+check_err $? "cannot read the rules' counters"
+b0=$(udp_count xfb veth_b) && c0=$(udp_count xfc veth_c)
+send_udp xfa 10.0.2.1 $N
+check_err $? "send_udp failed"
+p=$(wait_value $((pk1 + N)) 5 tc_stat "" veth0 1 packets)
+[ "$p" = $((pk1 + N)) ]
+check_err $? "the drop rule counted $((p - pk1)) of $N packets in software"
+send_udp xfa 10.0.3.1 $N
+check_err $? "send_udp failed"
+b1=$(wait_value $((b0 + N)) 5 udp_count xfb veth_b)
+[ "$b1" = $((b0 + N)) ]
+check_err $? "veth_b received $((b1 - b0)) of $N packets (drop leaked or redirect lost)"
+p=$(wait_value $((pk2 + N)) 5 tc_stat "" veth0 2 packets)
+[ "$p" = $((pk2 + N)) ]
+check_err $? "the redirect rule counted $((p - pk2)) of $N packets in software"
+settle
+[ "$(udp_count xfc veth_c)" = "$c0" ]
+check_err $? "packets reached veth_c despite the redirect"
+[ "$(udp_count xfb veth_b)" = $((b0 + N)) ]
+check_err $? "veth_b received more than the $N redirected packets"
+log_test "after unload the rules work in software (not_in_hw, drop and redirect)"
+
+exit $EXIT_STATUS
