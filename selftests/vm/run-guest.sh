@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a Debian guest kernel (prepared by selftests/vm/setup.sh) with
+# virtme-ng, run one command in it as root with the repository root as the
+# working directory, and exit with that command's exit code.
+#
+# Usage: selftests/vm/run-guest.sh <series> <command> [args...]
+#        e.g. selftests/vm/run-guest.sh 6.12 selftests/guest/run.sh
+#
+# The guest's root is the host's file system (read-only, with a throwaway
+# overlay); $XF_RESULTS (default .cache/results/<series>) is writable and
+# shared with the host.
+#
+# Env: XF_GUEST_TIMEOUT  seconds before the guest is killed (default 1500)
+#      XF_GUEST_MEM      guest memory (default 2G)
+#      XF_GUEST_CPUS     guest CPUs (default 2)
+#      XF_VNG_OPTS       extra vng options (word-split)
+#      XF_RESULTS        results folder shared with the guest
+#      XF_FILTER, XF_TEST_TIMEOUT, XF_VERBOSE, CI: passed into the guest
+
+set -uo pipefail
+
+XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+usage() { echo "usage: $0 <series> <command> [args...]" >&2; exit 2; }
+[ $# -ge 2 ] || usage
+series=$1
+shift
+
+envf=$XF_TOP/.cache/kernels/$series/env
+if [ ! -f "$envf" ]; then
+	echo "run-guest: no kernel for series '$series' ($envf missing):" \
+	     "run selftests/vm/setup.sh $series first" >&2
+	exit 2
+fi
+# shellcheck disable=SC1090
+. "$envf"
+VENV=$XF_TOP/.cache/venv
+if [ ! -x "$VENV/bin/vng" ]; then
+	echo "run-guest: no virtme-ng in $VENV: run selftests/vm/setup.sh first" >&2
+	exit 2
+fi
+export PATH=$VENV/bin:$PATH
+
+results=${XF_RESULTS:-$XF_TOP/.cache/results/$series}
+mkdir -p "$results"
+results=$(cd "$results" && pwd)
+
+# Hardware the emulated machine offers but the tests never use: not loading
+# these modules saves seconds of (emulated) boot time.
+BLACKLIST=kvm_amd,kvm_intel,kvm,ccp,irqbypass,sr_mod,cdrom,sg,ahci,libahci
+BLACKLIST+=,libata,scsi_mod,iTCO_wdt,iTCO_vendor_support,intel_pmc_bxt
+BLACKLIST+=,i6300esb,watchdog,evdev,psmouse,serio_raw,pcspkr,i2c_i801
+BLACKLIST+=,i2c_smbus,lpc_ich,button,floppy,parport_pc,ppdev,joydev,snd_pcsp
+BLACKLIST+=,bochs,drm_vram_helper,crct10dif_pclmul,crc32_pclmul
+BLACKLIST+=,ghash_clmulni_intel,sha512_ssse3,sha256_ssse3,sha1_ssse3
+BLACKLIST+=,aesni_intel,powernow_k8
+
+# The command line run in the guest: environment, cwd, then the command.
+q() { printf '%q' "$1"; }
+gcmd="export XF_SERIES=$(q "$series") XF_RESULTS=$(q "$results")"
+gcmd+=" XF_ROOT=$(q "$XF_TOP") XF_KVER=$(q "$KVER")"
+for v in XF_FILTER XF_TEST_TIMEOUT XF_VERBOSE CI; do
+	[ -n "${!v+x}" ] && gcmd+=" $v=$(q "${!v}")"
+done
+gcmd+="; cd $(q "$XF_TOP") || exit 125;"
+for a in "$@"; do
+	gcmd+=" $(q "$a")"
+done
+
+timeout_s=${XF_GUEST_TIMEOUT:-1500}
+# shellcheck disable=SC2206
+extra=(${XF_VNG_OPTS:-})
+
+# stdin from /dev/null: no terminal is needed (or used) in the guest, and
+# timeout(1) runs its child outside the terminal's foreground group.
+timeout -k 20 "$timeout_s" \
+	vng --run "$VMLINUZ" --force-9p --disable-kvm \
+	    -m "${XF_GUEST_MEM:-2G}" --cpus "${XF_GUEST_CPUS:-2}" \
+	    --cwd "$XF_TOP" --rwdir="$results" \
+	    -a "modprobe.blacklist=$BLACKLIST" \
+	    "${extra[@]}" \
+	    --exec "$gcmd" </dev/null 2>&1 | cat
+rc=${PIPESTATUS[0]}
+
+case $rc in
+124|137)
+	echo "run-guest: guest $series ($KVER) did not finish within ${timeout_s}s, killed" >&2
+	rc=124 ;;
+255)
+	echo "run-guest: vng failed (rc 255): guest $series ($KVER) did not boot?" >&2 ;;
+esac
+exit "$rc"
