@@ -25,6 +25,8 @@
 DEFINE_MUTEX(xdp_flow_lock);
 LIST_HEAD(xdp_flow_devs);
 static LIST_HEAD(xdp_flow_bindings);
+/* Our flow_block_cbs; TC unlinks them from here itself when it cleans up. */
+static LIST_HEAD(xdp_flow_block_cb_list);
 static DEFINE_IDA(xdp_flow_ids);
 /* Set while flow_indr_dev_register() binds the blocks that already exist. */
 static bool xdp_flow_registering;
@@ -383,6 +385,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	list_add_tail(&b->list, &xdp_flow_bindings);
 	mutex_unlock(&xdp_flow_lock);
 	flow_block_cb_add(block_cb, bo);
+	list_add_tail(&block_cb->driver_list, &xdp_flow_block_cb_list);
 	return 0;
 }
 
@@ -401,6 +404,7 @@ static int xdp_flow_block_unbind(struct net_device *dev,
 	if (!block_cb)
 		return -ENOENT;
 	flow_indr_block_cb_remove(block_cb, bo);
+	list_del(&block_cb->driver_list);
 	return 0;
 }
 

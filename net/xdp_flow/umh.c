@@ -98,7 +98,7 @@ static void xdp_flow_start_work_fn(struct work_struct *work)
 	mutex_unlock(&xdp_flow_lock);
 
 	err = xdp_flow_exec_helper();
-	if (err)
+	if (err && xdp_flow_start_failures == 1)
 		pr_warn("xdp_flow: cannot start helper %s: %d\n", umh_path, err);
 
 	/* Check again later: HELLO cancels nothing, the check sees RUNNING. */
