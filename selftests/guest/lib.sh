@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers of the tests that run inside a guest (selftests/guest/test_*.sh).
+# Source after selftests/lib.sh. selftests/guest/run.sh exports:
+#   XF_ROOT  the repository root
+#   XF_KO    the module built for the running kernel
+#   XF_UMH   the helper binary
+#   XF_CLI   the xdp-flow command
+# (defaults below, for running a test by hand in a guest).
+#
+# The standard scene (xf_veth_topology):
+#
+#   netns xfa                root netns                      netns xfb
+#   veth_a 10.0.1.1/24  ---  veth0 10.0.1.254/24
+#          fd00:1::1/64            fd00:1::254/64
+#                                  veth1 10.0.2.254/24  ---  veth_b 10.0.2.1/24
+#                                  veth2 10.0.3.254/24  ---  veth_c 10.0.3.1/24
+#                                                             netns xfc
+#
+# IPv6 only on the a link (disabled on veth1/veth_b/veth2/veth_c, so that no
+# MLD or router solicitation ever moves their counters). Forwarding on in the
+# root namespace, default routes in the namespaces via
+# the root side, fixed MAC addresses and permanent neighbour entries on every
+# link (no ARP/ND for test traffic), GRO on veth_a, veth_b and veth_c so that
+# XDP_REDIRECT into veth0/veth1/veth2 reaches them.
+
+if [ -z "${XF_SERIES:-}" ]; then
+	case $(uname -r) in
+	6.1.*) XF_SERIES=6.1 ;;
+	*) XF_SERIES=$(uname -r | cut -d. -f1,2) ;;
+	esac
+fi
+: "${XF_KO:=$XF_ROOT/.cache/build/$XF_SERIES/net/xdp_flow/xdp_flow.ko}"
+: "${XF_UMH:=$XF_ROOT/umh/xdp_flow_umh}"
+: "${XF_CLI:=$XF_ROOT/tools/xdp-flow/xdp-flow}"
+export XF_SERIES XF_KO XF_UMH XF_CLI
+
+# Debian's python: the same in every guest, whatever PATH says.
+if [ -x /usr/bin/python3 ]; then
+	XF_PYTHON=/usr/bin/python3
+else
+	XF_PYTHON=python3
+fi
+
+# MAC addresses of the scene: 02:xf:00:00:<subnet>:<host>
+XF_MAC_VETH0=02:0f:00:00:01:fe
+XF_MAC_VETH_A=02:0f:00:00:01:01
+XF_MAC_VETH1=02:0f:00:00:02:fe
+XF_MAC_VETH_B=02:0f:00:00:02:01
+XF_MAC_VETH2=02:0f:00:00:03:fe
+XF_MAC_VETH_C=02:0f:00:00:03:01
+
+# xf_modprobe_deps: the kernel modules the tests rely on.
+xf_modprobe_deps()
+{
+	local m rc=0
+
+	for m in cls_flower act_gact act_mirred sch_ingress veth; do
+		modprobe "$m" || { echo "# modprobe $m failed" >&2; rc=1; }
+	done
+	return $rc
+}
+
+# xf_load [param=value...]: load the module with the helper's path.
+xf_load()
+{
+	xf_modprobe_deps || return 1
+	if [ ! -f "$XF_KO" ]; then
+		echo "# no module at $XF_KO (selftests/vm/build.sh $XF_SERIES)" >&2
+		return 1
+	fi
+	if [ ! -x "$XF_UMH" ]; then
+		echo "# warning: no helper binary at $XF_UMH" >&2
+	fi
+	insmod "$XF_KO" umh_path="$XF_UMH" "$@"
+}
+
+# xf_unload: remove the module; fine if it is not loaded.
+xf_unload()
+{
+	[ -d /sys/module/xdp_flow ] || return 0
+	rmmod xdp_flow
+}
+
+# xf_helper_running: the CLI's status says the helper runs.
+xf_helper_running()
+{
+	local js
+
+	[ -x "$XF_CLI" ] || return 1
+	# options before the command; older/newer spellings tolerated
+	js=$("$XF_CLI" -j status 2>/dev/null) ||
+		js=$("$XF_CLI" status -j 2>/dev/null) || return 1
+	echo "$js" | grep -Eq '"helper_state"[[:space:]]*:[[:space:]]*"running"'
+}
+
+# xf_wait_helper [timeout_s]: wait (default 5 s) until the helper runs.
+xf_wait_helper()
+{
+	local t=$((${1:-5} * 10))
+
+	if [ ! -x "$XF_CLI" ]; then
+		echo "# no xdp-flow CLI at $XF_CLI" >&2
+		return 1
+	fi
+	while [ $t -gt 0 ]; do
+		xf_helper_running && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	echo "# the helper is not running after ${1:-5} s:" \
+	     "$("$XF_CLI" status 2>&1 | tr '\n' ' ')" >&2
+	return 1
+}
+
+# xf_topology_cleanup: remove the standard scene (quietly, idempotent).
+xf_topology_cleanup()
+{
+	local ns dev
+
+	for ns in xfa xfb xfc; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	# deleting the namespaces deletes the peers, and so the pairs; be sure
+	for dev in veth0 veth1 veth2; do
+		ip link del dev "$dev" 2>/dev/null
+	done
+	return 0
+}
+
+# __xf_ns_side <ns> <dev> <addr/len> <gw> <gw-mac> [v6addr/len v6gw]:
+# configure the namespace end of a link with one exec into the namespace.
+__xf_ns_side()
+{
+	local ns=$1 dev=$2 addr=$3 gw=$4 gwmac=$5 addr6=${6:-} gw6=${7:-}
+
+	ip netns exec "$ns" sh -c '
+		dev=$1 addr=$2 gw=$3 gwmac=$4 addr6=$5 gw6=$6
+		if [ -z "$addr6" ]; then
+			echo 1 >/proc/sys/net/ipv6/conf/$dev/disable_ipv6 || exit 1
+		fi
+		ethtool -K "$dev" gro on >/dev/null || exit 1
+		{
+			echo "link set dev lo up"
+			echo "addr add $addr dev $dev"
+			[ -n "$addr6" ] && echo "addr add $addr6 dev $dev nodad"
+			echo "link set dev $dev up"
+			echo "route add default via $gw"
+			echo "neigh replace $gw lladdr $gwmac dev $dev nud permanent"
+			if [ -n "$gw6" ]; then
+				echo "route add default via $gw6"
+				echo "neigh replace $gw6 lladdr $gwmac dev $dev nud permanent"
+			fi
+		} | ip -batch -
+	' sh "$dev" "$addr" "$gw" "$gwmac" "$addr6" "$gw6"
+}
+
+# xf_veth_topology: build the standard scene (see the top of this file).
+# Batched (ip -batch, one exec per namespace): every process costs a lot
+# in an emulated guest.
+xf_veth_topology()
+{
+	xf_topology_cleanup
+	modprobe veth 2>/dev/null
+	ns_register xfa xfb xfc
+
+	ip -batch - <<EOF || return 1
+netns add xfa
+netns add xfb
+netns add xfc
+link add veth0 address $XF_MAC_VETH0 type veth peer name veth_a address $XF_MAC_VETH_A netns xfa
+link add veth1 address $XF_MAC_VETH1 type veth peer name veth_b address $XF_MAC_VETH_B netns xfb
+link add veth2 address $XF_MAC_VETH2 type veth peer name veth_c address $XF_MAC_VETH_C netns xfc
+EOF
+	echo 1 >/proc/sys/net/ipv6/conf/veth1/disable_ipv6 &&
+	echo 1 >/proc/sys/net/ipv6/conf/veth2/disable_ipv6 &&
+	echo 1 >/proc/sys/net/ipv4/ip_forward &&
+	echo 1 >/proc/sys/net/ipv6/conf/all/forwarding || return 1
+
+	ip -batch - <<EOF || return 1
+addr add 10.0.1.254/24 dev veth0
+addr add fd00:1::254/64 dev veth0 nodad
+addr add 10.0.2.254/24 dev veth1
+addr add 10.0.3.254/24 dev veth2
+link set dev veth0 up
+link set dev veth1 up
+link set dev veth2 up
+neigh replace 10.0.1.1 lladdr $XF_MAC_VETH_A dev veth0 nud permanent
+neigh replace fd00:1::1 lladdr $XF_MAC_VETH_A dev veth0 nud permanent
+neigh replace 10.0.2.1 lladdr $XF_MAC_VETH_B dev veth1 nud permanent
+neigh replace 10.0.3.1 lladdr $XF_MAC_VETH_C dev veth2 nud permanent
+EOF
+	__xf_ns_side xfa veth_a 10.0.1.1/24 10.0.1.254 $XF_MAC_VETH0 \
+		fd00:1::1/64 fd00:1::254 &&
+	__xf_ns_side xfb veth_b 10.0.2.1/24 10.0.2.254 $XF_MAC_VETH1 &&
+	__xf_ns_side xfc veth_c 10.0.3.1/24 10.0.3.254 $XF_MAC_VETH2
+}
+
+# ns_rx_packets <ns> <dev>: rx_packets of dev in netns ns ("" = root).
+ns_rx_packets()
+{
+	if [ -n "$1" ]; then
+		ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_packets"
+	else
+		cat "/sys/class/net/$2/statistics/rx_packets"
+	fi
+}
+
+# ns_tx_packets <ns> <dev>
+ns_tx_packets()
+{
+	if [ -n "$1" ]; then
+		ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"
+	else
+		cat "/sys/class/net/$2/statistics/tx_packets"
+	fi
+}
+
+# send_udp <ns> <dst> <count> [dport] [payload_bytes] [sport]: send exactly
+# <count> UDP datagrams from namespace <ns> ("" = root) to <dst> (IPv4 or
+# IPv6), from one socket (one 5-tuple), unconnected so that ICMP errors
+# coming back never stop the sending. Defaults: dport 9, 18 bytes of
+# payload (a 64-byte frame with IPv4), an ephemeral source port.
+# Fails if any datagram could not be sent.
+send_udp()
+{
+	local ns=$1 dst=$2 count=$3 dport=${4:-9} size=${5:-18} sport=${6:-0}
+	local -a pre=()
+
+	[ -n "$ns" ] && pre=(ip netns exec "$ns")
+	"${pre[@]}" "$XF_PYTHON" -c '
+import socket, sys, time
+dst, count, dport, size, sport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM)
+if sport:
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("::" if fam == socket.AF_INET6 else "0.0.0.0", sport))
+data = b"x" * size
+for i in range(count):
+    if s.sendto(data, (dst, dport)) != size:
+        sys.exit("short send")
+    # let the receive side (backlog, NAPI) keep up: no drops from bursts
+    if i % 64 == 63:
+        time.sleep(0.001)
+' "$dst" "$count" "$dport" "$size" "$sport"
+}

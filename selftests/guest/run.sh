@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs INSIDE a guest (see selftests/vm/run-guest.sh): every
+# selftests/guest/test_*.sh in name order, each with a timeout, with its
+# `ok`/`not ok` lines prefixed by the test's name. A test also fails when the
+# kernel log gained a warning, BUG, Oops, Call Trace or general protection
+# fault while it ran. Does not load the module: tests do (xf_load).
+#
+# Usage: selftests/guest/run.sh [filter]
+#   filter (or $XF_FILTER): extended regex matched against the test file
+#   names, e.g. "test_00|test_1[01]"
+# Env: XF_TEST_TIMEOUT  seconds per test (default 600)
+#      XF_RESULTS       folder for the kernel log and a summary (optional)
+
+set -u
+
+XF_ROOT=${XF_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+cd "$XF_ROOT" || exit 1
+
+if [ -z "${XF_SERIES:-}" ]; then
+	XF_SERIES=$(uname -r | cut -d. -f1,2)
+fi
+XF_KO=$XF_ROOT/.cache/build/$XF_SERIES/net/xdp_flow/xdp_flow.ko
+XF_UMH=$XF_ROOT/umh/xdp_flow_umh
+XF_CLI=$XF_ROOT/tools/xdp-flow/xdp-flow
+export XF_ROOT XF_SERIES XF_KO XF_UMH XF_CLI
+
+filter=${1:-${XF_FILTER:-}}
+test_timeout=${XF_TEST_TIMEOUT:-600}
+
+# what the tests need mounted
+if ! mountpoint -q /sys/fs/bpf; then
+	mkdir -p /sys/fs/bpf 2>/dev/null
+	mount -t bpf bpf /sys/fs/bpf || echo "# cannot mount bpffs at /sys/fs/bpf"
+fi
+if ! mountpoint -q /sys/kernel/debug; then
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+fi
+ulimit -l unlimited 2>/dev/null
+
+# python3 and friends from Debian first, whatever the host's PATH had
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+
+echo "# guest kernel $(uname -r) (series $XF_SERIES), $(nproc) CPUs"
+for f in "$XF_KO" "$XF_UMH" "$XF_CLI"; do
+	[ -e "$f" ] || echo "# note: $f does not exist"
+done
+
+BAD_RE='\bWARNING\b|\bBUG\b|Oops|Call Trace|general protection'
+
+tests=()
+for t in selftests/guest/test_*.sh; do
+	[ -f "$t" ] || continue
+	if [ -n "$filter" ] && ! echo "$(basename "$t")" | grep -Eq -- "$filter"; then
+		continue
+	fi
+	tests+=("$t")
+done
+if [ ${#tests[@]} -eq 0 ]; then
+	echo "not ok - guest $XF_SERIES: no test matches '${filter}'"
+	exit 1
+fi
+
+n_ok=0
+n_fail=0
+n_skip=0
+
+# Pass a test's output through; prefix its result lines with its name and
+# count them. Prints "<ok> <fail> <skip>" to fd 3.
+relay()
+{
+	local name=$1 line ok=0 fail=0 skip=0
+
+	while IFS= read -r line; do
+		case $line in
+		"not ok - "*)
+			fail=$((fail + 1))
+			line="not ok - $name: ${line#not ok - }" ;;
+		"ok - "*" # SKIP"*)
+			skip=$((skip + 1))
+			line="ok - $name: ${line#ok - }" ;;
+		"ok - "*)
+			ok=$((ok + 1))
+			line="ok - $name: ${line#ok - }" ;;
+		esac
+		printf '%s\n' "$line"
+	done
+	echo "$ok $fail $skip" >&3
+}
+
+# Whatever a test left behind must not break the next one.
+after_test()
+{
+	local name=$1 ns
+
+	for ns in xfa xfb xfc; do
+		if ip netns list 2>/dev/null | grep -qw "$ns"; then
+			echo "# $name left netns $ns behind; deleting it"
+			ip netns del "$ns"
+		fi
+	done
+	if [ -d /sys/module/xdp_flow ]; then
+		echo "# $name left xdp_flow loaded; removing it"
+		rmmod xdp_flow 2>&1 | sed 's/^/# /'
+	fi
+}
+
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	echo "# ---- $name ($XF_SERIES)"
+	mark=$(dmesg | wc -l)
+	start=$(date +%s)
+	cnt=$(mktemp)
+	timeout -k 10 "$test_timeout" bash "$t" </dev/null 2>&1 3>&- | relay "$name" 3>"$cnt"
+	rc=${PIPESTATUS[0]}
+	read -r ok fail skip <"$cnt"
+	rm -f "$cnt"
+	ok=${ok:-0} fail=${fail:-0} skip=${skip:-0}
+
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		echo "not ok - $name: timed out after ${test_timeout}s"
+		fail=$((fail + 1))
+	elif [ "$rc" = 4 ] && [ $((ok + fail + skip)) -eq 0 ]; then
+		echo "ok - $name # SKIP (exit status 4)"
+		skip=$((skip + 1))
+	elif [ "$rc" != 0 ] && [ "$fail" -eq 0 ]; then
+		echo "not ok - $name: exited with status $rc"
+		fail=$((fail + 1))
+	elif [ "$rc" = 0 ] && [ $((ok + fail + skip)) -eq 0 ]; then
+		echo "not ok - $name: reported no result"
+		fail=$((fail + 1))
+	fi
+
+	bad=$(dmesg | tail -n +"$((mark + 1))" | grep -E "$BAD_RE")
+	if [ -n "$bad" ]; then
+		echo "$bad" | head -n 40 | sed 's/^/# dmesg: /'
+		echo "not ok - $name: the kernel log shows warnings or crashes"
+		fail=$((fail + 1))
+	fi
+	after_test "$name"
+
+	echo "# $name: $ok ok, $fail failed, $skip skipped, $(($(date +%s) - start)) s"
+	n_ok=$((n_ok + ok))
+	n_fail=$((n_fail + fail))
+	n_skip=$((n_skip + skip))
+done
+
+summary="# totals for $XF_SERIES ($(uname -r)): passed $n_ok, failed $n_fail, skipped $n_skip"
+echo "$summary"
+if [ -n "${XF_RESULTS:-}" ] && [ -d "$XF_RESULTS" ] && [ -w "$XF_RESULTS" ]; then
+	dmesg >"$XF_RESULTS/dmesg.txt" 2>/dev/null
+	echo "$summary" >"$XF_RESULTS/summary.txt"
+fi
+[ "$n_fail" -eq 0 ]

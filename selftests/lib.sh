@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Common helpers of every xdp_flow test script, on the host or in a guest.
+# Source it first:  source "$XF_ROOT/selftests/lib.sh"
+#
+# Output is kselftest/TAP-like, one line per check group:
+#     ok - description
+#     not ok - description # reason
+#     ok - description # SKIP reason
+# Lines starting with '#' are diagnostics. Usage, as in the kernel's
+# tools/testing/selftests/net/forwarding/lib.sh:
+#
+#     RET=0
+#     some_command
+#     check_err $? "some_command failed"
+#     other_command_that_must_fail
+#     check_fail $? "other_command succeeded"
+#     log_test "what this group checks"
+#     ...
+#     exit $EXIT_STATUS
+#
+# check_err/check_fail keep the first failure (RET and its message);
+# log_test prints the line and, on failure, sets EXIT_STATUS=1 (it leaves RET
+# alone, so `log_test ...; return $RET` works). An EXIT trap installed here
+# also turns a failed check into a non-zero exit status when the script ends
+# with a plain `exit` or falls off its end.
+
+# The repository root, wherever the script was started from.
+if [ -z "${XF_ROOT:-}" ]; then
+	XF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+fi
+export XF_ROOT
+
+RET=0
+RETMSG=
+EXIT_STATUS=0
+XF_NUM_OK=0
+XF_NUM_FAIL=0
+XF_NUM_SKIP=0
+# Exit status a test uses to say it skipped as a whole (kselftest's ksft_skip).
+ksft_skip=4
+
+# check_err <status> [reason]: fail the current group if <status> != 0.
+check_err()
+{
+	local err=$1 msg=${2:-}
+
+	if [ "$RET" -eq 0 ] && [ "$err" -ne 0 ]; then
+		RET=$err
+		RETMSG=$msg
+	fi
+}
+
+# check_fail <status> [reason]: fail the current group if <status> == 0
+# (for things that must not succeed).
+check_fail()
+{
+	local err=$1 msg=${2:-}
+
+	if [ "$RET" -eq 0 ] && [ "$err" -eq 0 ]; then
+		RET=1
+		RETMSG=$msg
+	fi
+}
+
+# check_err_fail <should_fail> <status> [reason]: check_fail if should_fail
+# is 1, check_err otherwise.
+check_err_fail()
+{
+	if [ "$1" -eq 1 ]; then
+		check_fail "$2" "${3:-}"
+	else
+		check_err "$2" "${3:-}"
+	fi
+}
+
+# log_test <description>: report the group checked since RET was last 0.
+# Returns 1 if it failed.
+log_test()
+{
+	local desc=$1
+
+	if [ "$RET" -ne 0 ]; then
+		EXIT_STATUS=1
+		XF_NUM_FAIL=$((XF_NUM_FAIL + 1))
+		echo "not ok - $desc${RETMSG:+ # $RETMSG}"
+		RETMSG=
+		return 1
+	fi
+	XF_NUM_OK=$((XF_NUM_OK + 1))
+	echo "ok - $desc"
+	RETMSG=
+	return 0
+}
+
+# log_skip <description> <reason>: a check that could not run here.
+log_skip()
+{
+	XF_NUM_SKIP=$((XF_NUM_SKIP + 1))
+	echo "ok - $1 # SKIP ${2:-}"
+}
+
+# log_info <text>: a diagnostic line.
+log_info()
+{
+	echo "# $*"
+}
+
+# require_cmd <cmd> [description]: skip the whole test if cmd is missing.
+require_cmd()
+{
+	if ! command -v "$1" >/dev/null 2>&1; then
+		log_skip "${2:-$(basename "$0")}" "$1 not installed"
+		exit $ksft_skip
+	fi
+}
+
+# require_root [description]
+require_root()
+{
+	if [ "$(id -u)" -ne 0 ]; then
+		log_skip "${1:-$(basename "$0")}" "needs root"
+		exit $ksft_skip
+	fi
+}
+
+# Network namespaces the test created, deleted by ns_cleanup.
+XF_NS_LIST=()
+
+# ns_create <name>...: create namespaces (deleting stale ones of the same
+# name first), bring their lo up, and remember them for ns_cleanup.
+ns_create()
+{
+	local ns
+
+	for ns in "$@"; do
+		ip netns del "$ns" 2>/dev/null
+		ip netns add "$ns" || return 1
+		ip -n "$ns" link set dev lo up || return 1
+		XF_NS_LIST+=("$ns")
+	done
+}
+
+# ns_register <name>...: have ns_cleanup delete namespaces made elsewhere.
+ns_register()
+{
+	XF_NS_LIST+=("$@")
+}
+
+# ns_cleanup: delete every namespace created with ns_create/ns_register.
+ns_cleanup()
+{
+	local ns
+
+	for ns in "${XF_NS_LIST[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	XF_NS_LIST=()
+	return 0
+}
+
+# ns_cleanup_trap [cmd...]: on exit, run cmd (if given) then ns_cleanup.
+ns_cleanup_trap()
+{
+	local extra=""
+
+	[ $# -gt 0 ] && extra="$*; "
+	# shellcheck disable=SC2064
+	trap "${extra}ns_cleanup" EXIT
+}
+
+# On exit, a failed check makes the status non-zero even if the script
+# forgot to `exit $EXIT_STATUS`. Scripts may install their own EXIT trap;
+# `exit $EXIT_STATUS` is then what counts.
+__xf_lib_exit()
+{
+	local rc=$?
+
+	if [ $rc -eq 0 ] && [ "$EXIT_STATUS" -ne 0 ]; then
+		exit "$EXIT_STATUS"
+	fi
+	exit $rc
+}
+trap __xf_lib_exit EXIT
