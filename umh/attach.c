@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * XDP attachments, one bpf_link per device, pinned at
+ * <pin dir>/link_<ifindex> so that the program stays on the device when the
+ * helper dies and a new helper finds (and reuses) the link.
+ *
+ * Attaching and detaching take rtnl, and the module may hold rtnl while it
+ * waits for the helper's answer to a rule request. So these run in a
+ * worker thread, in the order they were asked for, and each reports back
+ * through its own callback when done; the request loop never waits for them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "umh.h"
+
+#define XF_MAX_LINKS	1024
+
+struct dev_link {
+	__u32 ifindex;
+	__u32 xdp_mode;
+	int fd;
+	unsigned int epoch;	/* replay epoch that last attached it */
+};
+
+struct job {
+	struct job *next;
+	enum attach_op op;
+	__u32 ifindex;
+	__u32 xdp_mode;
+	__u32 seq;
+	attach_done_fn done;
+	void *arg;
+};
+
+struct attach {
+	int prog_fd;
+	const char *pin_dir;		/* NULL: no pinning */
+	unsigned int epoch;
+	struct dev_link links[XF_MAX_LINKS];
+	unsigned int nr_links;
+
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;		/* a job was queued, or stop */
+	pthread_cond_t idle;		/* the queue ran empty */
+	struct job *head, *tail;
+	bool busy, stop, started;
+};
+
+static void link_path(const struct attach *a, __u32 ifindex, char *buf,
+		      size_t len)
+{
+	snprintf(buf, len, "%s/link_%u", a->pin_dir, ifindex);
+}
+
+static struct dev_link *link_find(struct attach *a, __u32 ifindex)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->nr_links; i++)
+		if (a->links[i].ifindex == ifindex)
+			return &a->links[i];
+	return NULL;
+}
+
+static void link_forget(struct attach *a, struct dev_link *l)
+{
+	close(l->fd);
+	*l = a->links[--a->nr_links];
+}
+
+/* Takes the program off the device and removes the pin. */
+static int link_destroy(struct attach *a, struct dev_link *l)
+{
+	char path[256];
+	int err = 0;
+
+	if (bpf_link_detach(l->fd) && errno != ENOLINK)
+		err = -errno;
+	if (a->pin_dir) {
+		link_path(a, l->ifindex, path, sizeof(path));
+		if (unlink(path) && errno != ENOENT && !err)
+			err = -errno;
+	}
+	link_forget(a, l);
+	return err;
+}
+
+static __u32 xdp_flags_of(__u32 xdp_mode)
+{
+	return xdp_mode == XDP_FLOW_XDP_MODE_GENERIC ? XDP_FLAGS_SKB_MODE :
+						       XDP_FLAGS_DRV_MODE;
+}
+
+static int do_attach(struct attach *a, __u32 ifindex, __u32 xdp_mode,
+		     char *msg, size_t len)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts);
+	struct dev_link *l = link_find(a, ifindex);
+	char path[256];
+	int fd, err;
+
+	if (xdp_mode > XDP_FLOW_XDP_MODE_GENERIC) {
+		snprintf(msg, len, "unknown xdp mode %u", xdp_mode);
+		return -EINVAL;
+	}
+	if (l && l->xdp_mode == xdp_mode) {
+		l->epoch = a->epoch;	/* already there (a replay) */
+		return 0;
+	}
+	if (l) {
+		err = link_destroy(a, l);
+		if (err) {
+			snprintf(msg, len, "detaching to change mode: %s",
+				 strerror(-err));
+			return err;
+		}
+	}
+	if (a->nr_links == XF_MAX_LINKS) {
+		snprintf(msg, len, "too many devices (%u)", XF_MAX_LINKS);
+		return -ENOSPC;
+	}
+
+	opts.flags = xdp_flags_of(xdp_mode);
+	fd = bpf_link_create(a->prog_fd, ifindex, BPF_XDP, &opts);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(msg, len, "attaching XDP (%s mode) to ifindex %u: %s",
+			 xdp_mode == XDP_FLOW_XDP_MODE_GENERIC ? "generic" :
+								 "native",
+			 ifindex, strerror(-err));
+		return err;
+	}
+	if (a->pin_dir) {
+		link_path(a, ifindex, path, sizeof(path));
+		unlink(path);	/* a dead link of a device that went away */
+		if (bpf_obj_pin(fd, path)) {
+			err = -errno;
+			snprintf(msg, len, "pinning link_%u: %s", ifindex,
+				 strerror(-err));
+			bpf_link_detach(fd);
+			close(fd);
+			return err;
+		}
+	}
+	l = &a->links[a->nr_links++];
+	l->ifindex = ifindex;
+	l->xdp_mode = xdp_mode;
+	l->fd = fd;
+	l->epoch = a->epoch;
+	pr_info("attached to ifindex %u (%s)", ifindex,
+		xdp_mode == XDP_FLOW_XDP_MODE_GENERIC ? "generic" : "native");
+	return 0;
+}
+
+static int do_detach(struct attach *a, __u32 ifindex, char *msg, size_t len)
+{
+	struct dev_link *l = link_find(a, ifindex);
+	int err;
+
+	if (!l)
+		return 0;	/* nothing to do is not a failure */
+	err = link_destroy(a, l);
+	if (err)
+		snprintf(msg, len, "detaching from ifindex %u: %s", ifindex,
+			 strerror(-err));
+	else
+		pr_info("detached from ifindex %u", ifindex);
+	return err;
+}
+
+static int do_sync(struct attach *a, char *msg, size_t len)
+{
+	unsigned int i = 0;
+	int err, ret = 0;
+
+	while (i < a->nr_links) {
+		struct dev_link *l = &a->links[i];
+		__u32 ifindex = l->ifindex;
+
+		if (l->epoch == a->epoch) {
+			i++;
+			continue;
+		}
+		err = link_destroy(a, l);	/* moves the last one to i */
+		pr_info("sync: detached stale link of ifindex %u", ifindex);
+		if (err && !ret) {
+			snprintf(msg, len, "detaching ifindex %u: %s", ifindex,
+				 strerror(-err));
+			ret = err;
+		}
+	}
+	return ret;
+}
+
+static void run_job(struct attach *a, struct job *j)
+{
+	char msg[UMH_MSG_LEN] = "";
+	int err = 0;
+
+	switch (j->op) {
+	case ATTACH_OP_ATTACH:
+		err = do_attach(a, j->ifindex, j->xdp_mode, msg, sizeof(msg));
+		break;
+	case ATTACH_OP_DETACH:
+		err = do_detach(a, j->ifindex, msg, sizeof(msg));
+		break;
+	case ATTACH_OP_SYNC:
+		err = do_sync(a, msg, sizeof(msg));
+		break;
+	}
+	if (err)
+		pr_err("%s", msg);
+	if (j->done)
+		j->done(j->arg, j->seq, err, msg);
+}
+
+static void *worker(void *arg)
+{
+	struct attach *a = arg;
+	struct job *j;
+
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		while (!a->head && !a->stop)
+			pthread_cond_wait(&a->wake, &a->lock);
+		if (!a->head)
+			break;
+		j = a->head;
+		a->head = j->next;
+		if (!a->head)
+			a->tail = NULL;
+		a->busy = true;
+		pthread_mutex_unlock(&a->lock);
+
+		run_job(a, j);
+		free(j);
+
+		pthread_mutex_lock(&a->lock);
+		a->busy = false;
+		if (!a->head)
+			pthread_cond_broadcast(&a->idle);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+int attach_submit(struct attach *a, enum attach_op op, __u32 ifindex,
+		  __u32 xdp_mode, __u32 seq, attach_done_fn done, void *arg)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return -ENOMEM;
+	j->op = op;
+	j->ifindex = ifindex;
+	j->xdp_mode = xdp_mode;
+	j->seq = seq;
+	j->done = done;
+	j->arg = arg;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->tail)
+		a->tail->next = j;
+	else
+		a->head = j;
+	a->tail = j;
+	pthread_cond_signal(&a->wake);
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+void attach_wait_idle(struct attach *a)
+{
+	pthread_mutex_lock(&a->lock);
+	while (a->head || a->busy)
+		pthread_cond_wait(&a->idle, &a->lock);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Devices attached from now on belong to the replay; others are stale. */
+void attach_begin_replay(struct attach *a)
+{
+	attach_wait_idle(a);
+	a->epoch++;
+}
+
+/* Call with the worker idle: detaches every link, pinned or known. */
+int attach_detach_all(struct attach *a)
+{
+	int err, ret = 0;
+
+	attach_wait_idle(a);
+	attach_recover(a);	/* links pinned but not known (yet) */
+	while (a->nr_links) {
+		__u32 ifindex = a->links[0].ifindex;
+
+		err = link_destroy(a, &a->links[0]);
+		if (err && !ret)
+			ret = err;
+		if (!err)
+			pr_info("detached from ifindex %u", ifindex);
+	}
+	return ret;
+}
+
+/* Adopts one pinned link: still on its device, now running our program. */
+static void recover_link(struct attach *a, const char *name)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info), ifindex;
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct dev_link *l;
+	char path[512];
+	int fd;
+
+	if (sscanf(name, "link_%u", &ifindex) != 1 || link_find(a, ifindex))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", a->pin_dir, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.type != BPF_LINK_TYPE_XDP || info.xdp.ifindex != ifindex) {
+		/* The device went away (or worse): nothing to keep. */
+		pr_info("removing dead link %s", path);
+		unlink(path);
+		close(fd);
+		return;
+	}
+	if (bpf_link_update(fd, a->prog_fd, NULL))
+		pr_err("cannot update link %s to the new program: %s", path,
+		       strerror(errno));
+	l = &a->links[a->nr_links++];
+	l->ifindex = ifindex;
+	l->fd = fd;
+	l->epoch = 0;
+	l->xdp_mode = XDP_FLOW_XDP_MODE_NATIVE;
+	if (!bpf_xdp_query(ifindex, 0, &q) && q.attach_mode == XDP_ATTACHED_SKB)
+		l->xdp_mode = XDP_FLOW_XDP_MODE_GENERIC;
+	pr_info("kept the XDP link of ifindex %u", ifindex);
+}
+
+/* Finds the links a previous helper pinned. */
+int attach_recover(struct attach *a)
+{
+	struct dirent *de;
+	DIR *dir;
+
+	if (!a->pin_dir)
+		return 0;
+	dir = opendir(a->pin_dir);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(dir)) && a->nr_links < XF_MAX_LINKS)
+		if (!strncmp(de->d_name, "link_", 5))
+			recover_link(a, de->d_name);
+	closedir(dir);
+	return 0;
+}
+
+struct attach *attach_new(int prog_fd, const char *pin_dir)
+{
+	struct attach *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->prog_fd = prog_fd;
+	a->pin_dir = pin_dir;
+	a->epoch = 1;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->wake, NULL);
+	pthread_cond_init(&a->idle, NULL);
+	if (pthread_create(&a->thread, NULL, worker, a)) {
+		free(a);
+		return NULL;
+	}
+	a->started = true;
+	return a;
+}
+
+/* Stops the worker; links stay on their devices (they are pinned). */
+void attach_free(struct attach *a)
+{
+	unsigned int i;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_signal(&a->wake);
+	pthread_mutex_unlock(&a->lock);
+	if (a->started)
+		pthread_join(a->thread, NULL);
+	for (i = 0; i < a->nr_links; i++)
+		close(a->links[i].fd);
+	free(a);
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The test driver: requests as text lines on stdin, one reply line each on
+ * stdout, so the helper can be exercised without the module. Each line is
+ * turned into the same struct umh_request the generic netlink transport
+ * builds, and served by the same code.
+ *
+ *   attach <dev|ifindex> [generic]      detach <dev|ifindex>
+ *   add id=N (prio=P | order=O) [software] [dev=D | ifindex=I]
+ *       [dst_mac=M[/M]] [src_mac=M[/M]] [eth_type=T] [vlan_id=V]
+ *       [vlan_prio=P] [ip_proto=udp|tcp|sctp|icmp|icmpv6|N] [tos=T[/M]]
+ *       [ttl=T[/M]] [src_ip=A[/len]] [dst_ip=A[/len]] [src_port=P[/M]]
+ *       [dst_port=P[/M]] [tcp_flags=F[/M]] [frag=F[/M]] [icmp_type=T]
+ *       [icmp_code=C] action=drop|pass|redirect:<dev|ifindex>
+ *   del id=N      stats [id=N]      hello      sync      shutdown
+ *
+ * Values are taken as given, not masked: "dst_ip=10.0.0.1/24" is a key with
+ * bits outside its mask, which the tables must refuse.
+ *
+ * Replies: "ok", "ok id=N packets=P bytes=B lastused_ns=T[ ; id=...]", or
+ * "err <-errno> <message>".
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+
+#include "umh.h"
+
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void driver_reply(void *transport, const struct umh_reply *r)
+{
+	size_t i;
+
+	(void)transport;
+	pthread_mutex_lock(&out_lock);
+	if (r->err) {
+		printf("err %d %s\n", r->err, r->msg[0] ? r->msg : strerror(-r->err));
+	} else {
+		printf("ok");
+		for (i = 0; i < r->nr_stats; i++)
+			printf("%s id=%u packets=%llu bytes=%llu lastused_ns=%llu",
+			       i ? " ;" : "", r->stats[i].id,
+			       (unsigned long long)r->stats[i].packets,
+			       (unsigned long long)r->stats[i].bytes,
+			       (unsigned long long)r->stats[i].lastused_ns);
+		printf("\n");
+	}
+	fflush(stdout);
+	pthread_mutex_unlock(&out_lock);
+}
+
+static int parse_dev(const char *s, __u32 *ifindex)
+{
+	char *end;
+
+	*ifindex = strtoul(s, &end, 0);
+	if (*s && !*end)
+		return 0;
+	*ifindex = if_nametoindex(s);
+	return *ifindex ? 0 : -ENODEV;
+}
+
+/* "value[/mask]" as a number of @bytes bytes, into big-endian @key/@mask. */
+static int parse_num(const char *s, void *key, void *mask, int bytes)
+{
+	unsigned long long v, m = (1ULL << (8 * bytes)) - 1;
+	const char *slash = strchr(s, '/');
+	char *end;
+	__u8 *k = key, *mk = mask;
+	int i;
+
+	v = strtoull(s, &end, 0);
+	if (end == s || (*end && *end != '/'))
+		return -EINVAL;
+	if (slash) {
+		m = strtoull(slash + 1, &end, 0);
+		if (*end)
+			return -EINVAL;
+	}
+	for (i = bytes - 1; i >= 0; i--, v >>= 8, m >>= 8) {
+		k[i] = v & 0xff;
+		mk[i] = m & 0xff;
+	}
+	return 0;
+}
+
+static int parse_mac(const char *s, __u8 *key, __u8 *mask)
+{
+	unsigned int b[6], i;
+	const char *slash = strchr(s, '/');
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
+		   &b[5]) != 6)
+		return -EINVAL;
+	for (i = 0; i < 6; i++) {
+		key[i] = b[i];
+		mask[i] = 0xff;
+	}
+	if (slash) {
+		if (sscanf(slash + 1, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2],
+			   &b[3], &b[4], &b[5]) != 6)
+			return -EINVAL;
+		for (i = 0; i < 6; i++)
+			mask[i] = b[i];
+	}
+	return 0;
+}
+
+/* "addr[/prefix]", IPv4 or IPv6; returns the EtherType it implies. */
+static int parse_ip(const char *s, __be32 *key, __be32 *mask, __be16 *proto)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash;
+	int plen, bits, i;
+	__u8 *m = (__u8 *)mask;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	if (inet_pton(AF_INET, buf, key) == 1) {
+		bits = 32;
+		*proto = htons(ETH_P_IP);
+	} else if (inet_pton(AF_INET6, buf, key) == 1) {
+		bits = 128;
+		*proto = htons(ETH_P_IPV6);
+	} else {
+		return -EINVAL;
+	}
+	plen = slash ? atoi(slash + 1) : bits;
+	if (plen < 0 || plen > bits)
+		return -EINVAL;
+	memset(mask, 0, 16);
+	for (i = 0; i < plen / 8; i++)
+		m[i] = 0xff;
+	if (plen % 8)
+		m[i] = 0xff << (8 - plen % 8);
+	return 0;
+}
+
+static int parse_proto(const char *s, struct xdp_flow_key *k,
+		       struct xdp_flow_key *m)
+{
+	static const struct { const char *name; __u8 proto; } names[] = {
+		{ "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP },
+		{ "sctp", IPPROTO_SCTP }, { "icmp", IPPROTO_ICMP },
+		{ "icmpv6", IPPROTO_ICMPV6 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i].name)) {
+			k->ip_proto = names[i].proto;
+			m->ip_proto = 0xff;
+			return 0;
+		}
+	}
+	return parse_num(s, &k->ip_proto, &m->ip_proto, 1);
+}
+
+static int parse_action(const char *s, struct xdp_flow_rule *r)
+{
+	struct xdp_flow_action *a = &r->actions[r->nr_actions];
+
+	if (r->nr_actions == XDP_FLOW_MAX_ACTIONS)
+		return -E2BIG;
+	if (!strcmp(s, "drop"))
+		a->id = XDP_FLOW_ACTION_DROP;
+	else if (!strcmp(s, "pass"))
+		a->id = XDP_FLOW_ACTION_PASS;
+	else if (!strncmp(s, "redirect:", 9)) {
+		a->id = XDP_FLOW_ACTION_REDIRECT;
+		if (parse_dev(s + 9, &a->ifindex))
+			return -ENODEV;
+	} else if (!strncmp(s, "raw:", 4)) {	/* any id, for tests */
+		a->id = strtoul(s + 4, NULL, 0);
+	} else {
+		return -EINVAL;
+	}
+	r->nr_actions++;
+	return 0;
+}
+
+static int parse_field(const char *name, const char *val,
+		       struct xdp_flow_rule *r, bool *eth_type_set,
+		       __be16 *ip_eth_type)
+{
+	struct xdp_flow_key *k = &r->key, *m = &r->mask;
+	__be16 tci, tcim;
+	__u32 ifindex;
+	int err;
+
+	if (!strcmp(name, "id"))
+		r->id = strtoul(val, NULL, 0);
+	else if (!strcmp(name, "prio"))
+		r->order = (r->order & 0xffffffff) |
+			   (__u64)strtoul(val, NULL, 0) << 32;
+	else if (!strcmp(name, "order"))
+		r->order = strtoull(val, NULL, 0);
+	else if (!strcmp(name, "cookie"))
+		r->cookie = strtoull(val, NULL, 0);
+	else if (!strcmp(name, "dev") || !strcmp(name, "ifindex")) {
+		if (parse_dev(val, &ifindex))
+			return -ENODEV;
+		k->ifindex = ifindex;
+		m->ifindex = ~0u;
+	} else if (!strcmp(name, "dst_mac"))
+		return parse_mac(val, k->eth_dst, m->eth_dst);
+	else if (!strcmp(name, "src_mac"))
+		return parse_mac(val, k->eth_src, m->eth_src);
+	else if (!strcmp(name, "eth_type")) {
+		*eth_type_set = true;
+		return parse_num(!strcmp(val, "ipv4") ? "0x0800" :
+				 !strcmp(val, "ipv6") ? "0x86dd" :
+				 !strcmp(val, "arp") ? "0x0806" : val,
+				 &k->n_proto, &m->n_proto, 2);
+	} else if (!strcmp(name, "vlan_id") || !strcmp(name, "vlan_prio")) {
+		bool id = !strcmp(name, "vlan_id");
+		unsigned long v = strtoul(val, NULL, 0);
+
+		tci = htons(id ? v & 0xfff : (v & 7) << 13);
+		tcim = htons(id ? 0xfff : 0xe000);
+		k->vlan_tci |= tci;
+		m->vlan_tci |= tcim;
+		k->vlan_tpid = htons(ETH_P_8021Q);
+		m->vlan_tpid = 0xffff;
+	} else if (!strcmp(name, "ip_proto"))
+		return parse_proto(val, k, m);
+	else if (!strcmp(name, "tos"))
+		return parse_num(val, &k->ip_tos, &m->ip_tos, 1);
+	else if (!strcmp(name, "ttl"))
+		return parse_num(val, &k->ip_ttl, &m->ip_ttl, 1);
+	else if (!strcmp(name, "frag"))
+		return parse_num(val, &k->ip_frag, &m->ip_frag, 1);
+	else if (!strcmp(name, "tcp_flags"))
+		return parse_num(val, &k->tcp_flags, &m->tcp_flags, 2);
+	else if (!strcmp(name, "src_ip"))
+		return parse_ip(val, k->ip_src, m->ip_src, ip_eth_type);
+	else if (!strcmp(name, "dst_ip"))
+		return parse_ip(val, k->ip_dst, m->ip_dst, ip_eth_type);
+	else if (!strcmp(name, "src_port") || !strcmp(name, "icmp_type"))
+		return parse_num(val, &k->l4_src, &m->l4_src, 2);
+	else if (!strcmp(name, "dst_port") || !strcmp(name, "icmp_code"))
+		return parse_num(val, &k->l4_dst, &m->l4_dst, 2);
+	else if (!strcmp(name, "action")) {
+		err = parse_action(val, r);
+		return err;
+	} else
+		return -ENOENT;
+	return 0;
+}
+
+static int parse_rule(char *args, struct xdp_flow_rule *r, char *msg,
+		      size_t len)
+{
+	bool eth_type_set = false;
+	__be16 ip_eth_type = 0;
+	char *tok, *save, *eq;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	for (tok = strtok_r(args, " \t", &save); tok;
+	     tok = strtok_r(NULL, " \t", &save)) {
+		if (!strcmp(tok, "software")) {
+			r->flags |= XDP_FLOW_RULE_F_SOFTWARE;
+			continue;
+		}
+		eq = strchr(tok, '=');
+		if (!eq) {
+			snprintf(msg, len, "expected name=value: %s", tok);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		err = parse_field(tok, eq + 1, r, &eth_type_set, &ip_eth_type);
+		if (err) {
+			snprintf(msg, len, "%s %s=%s",
+				 err == -ENOENT ? "unknown field" :
+				 "bad value", tok, eq + 1);
+			return -EINVAL;
+		}
+	}
+	/* Like flower, addresses imply the protocol. */
+	if (ip_eth_type && !eth_type_set) {
+		r->key.n_proto = ip_eth_type;
+		r->mask.n_proto = 0xffff;
+	}
+	return 0;
+}
+
+static int parse_id(char *args, __u32 *id)
+{
+	char *end;
+
+	if (strncmp(args, "id=", 3))
+		return -EINVAL;
+	*id = strtoul(args + 3, &end, 0);
+	return *end && *end != ' ' && *end != '\n' ? -EINVAL : 0;
+}
+
+/* Builds the request for one line; returns 1 for a line with no request. */
+static int parse_line(struct umh *u, char *line, struct umh_request *req,
+		      char *msg, size_t len)
+{
+	char *cmd, *args, *arg2;
+
+	line[strcspn(line, "\r\n#")] = '\0';
+	cmd = strtok_r(line, " \t", &args);
+	if (!cmd)
+		return 1;
+	while (*args == ' ' || *args == '\t')
+		args++;
+
+	if (!strcmp(cmd, "add")) {
+		req->cmd = XDP_FLOW_CMD_RULE_ADD;
+		return parse_rule(args, &req->rule, msg, len);
+	}
+	if (!strcmp(cmd, "del")) {
+		req->cmd = XDP_FLOW_CMD_RULE_DEL;
+		return parse_id(args, &req->rule_id);
+	}
+	if (!strcmp(cmd, "stats")) {
+		req->cmd = XDP_FLOW_CMD_STATS_GET;
+		req->has_rule_id = *args;
+		return *args ? parse_id(args, &req->rule_id) : 0;
+	}
+	if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach")) {
+		req->cmd = cmd[0] == 'a' ? XDP_FLOW_CMD_DEV_ATTACH :
+					   XDP_FLOW_CMD_DEV_DETACH;
+		arg2 = strpbrk(args, " \t");
+		if (arg2)
+			*arg2++ = '\0';
+		if (parse_dev(args, &req->ifindex)) {
+			snprintf(msg, len, "no device %s", args);
+			return -ENODEV;
+		}
+		if (arg2 && strstr(arg2, "generic"))
+			req->xdp_mode = XDP_FLOW_XDP_MODE_GENERIC;
+		return 0;
+	}
+	if (!strcmp(cmd, "sync")) {
+		req->cmd = XDP_FLOW_CMD_SYNC;
+		return 0;
+	}
+	if (!strcmp(cmd, "shutdown")) {
+		req->cmd = XDP_FLOW_CMD_SHUTDOWN;
+		return 0;
+	}
+	if (!strcmp(cmd, "hello")) {
+		umh_begin_replay(u);
+		snprintf(msg, len, "replay started");
+		return 1;
+	}
+	snprintf(msg, len, "unknown command %s", cmd);
+	return -EINVAL;
+}
+
+int driver_run(struct umh *u)
+{
+	struct umh_request req;
+	char *line = NULL;
+	size_t cap = 0;
+	struct umh_reply r;
+	int err;
+
+	u->reply = driver_reply;
+	u->transport = NULL;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	while (!u->exiting && getline(&line, &cap, stdin) > 0) {
+		memset(&req, 0, sizeof(req));
+		memset(&r, 0, sizeof(r));
+		err = parse_line(u, line, &req, r.msg, sizeof(r.msg));
+		if (err == 1 && !r.msg[0])
+			continue;	/* blank line or comment */
+		if (err) {
+			r.err = err == 1 ? 0 : err;
+			driver_reply(NULL, &r);
+			continue;
+		}
+		umh_handle(u, &req);
+		/* One reply per line, in order: wait for the worker too. */
+		attach_wait_idle(u->attach);
+	}
+	free(line);
+	return 0;
+}

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The generic netlink transport (libnl-genl): HELLO to the module, then
+ * serve its requests until SHUTDOWN, answering each with one REPLY.
+ *
+ * The attach worker sends replies from its own thread on the same socket,
+ * so every send holds send_lock. The helper also listens to the genl
+ * controller's notifications, to notice when the family (the module) goes.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+
+#include "umh.h"
+
+/* Enough for the counters of every rule in one REPLY. */
+#define SOCK_BUF_SIZE	(8 << 20)
+/* Whole entries per STATS attribute (nla_len is 16 bits). */
+#define STATS_PER_ATTR	((0xffff - NLA_HDRLEN) / sizeof(struct xdp_flow_stats))
+
+struct genl {
+	struct nl_sock *sk;
+	int family;
+	pthread_mutex_t send_lock;
+	__u32 hello_seq;
+	bool hello_acked;
+	bool family_gone;
+	int fatal;
+};
+
+static struct nla_policy policy[XDP_FLOW_ATTR_MAX + 1] = {
+	[XDP_FLOW_ATTR_IFINDEX]	= { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_XDP_MODE] = { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_RULE]	= { .type = NLA_UNSPEC,
+				    .minlen = sizeof(struct xdp_flow_rule) },
+	[XDP_FLOW_ATTR_RULE_ID]	= { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_SEQ]	= { .type = NLA_U32 },
+};
+
+static void genl_reply(void *transport, const struct umh_reply *r)
+{
+	struct genl *g = transport;
+	size_t size = 256 + r->nr_stats * sizeof(*r->stats) +
+		      (r->nr_stats / STATS_PER_ATTR + 1) * NLA_HDRLEN;
+	struct nl_msg *msg;
+	size_t done, n;
+	int err = -NLE_NOMEM;
+
+	msg = nlmsg_alloc_size(size);
+	if (!msg)
+		goto fail;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, g->family, 0, 0,
+			 XDP_FLOW_CMD_REPLY, XDP_FLOW_GENL_VERSION))
+		goto fail;
+	if (nla_put_u32(msg, XDP_FLOW_ATTR_SEQ, r->seq) ||
+	    nla_put_u32(msg, XDP_FLOW_ATTR_ERROR, (__u32)r->err))
+		goto fail;
+	if (r->msg[0] && nla_put_string(msg, XDP_FLOW_ATTR_MSG, r->msg))
+		goto fail;
+	for (done = 0; done < r->nr_stats; done += n) {
+		n = r->nr_stats - done;
+		if (n > STATS_PER_ATTR)
+			n = STATS_PER_ATTR;
+		if (nla_put(msg, XDP_FLOW_ATTR_STATS, n * sizeof(*r->stats),
+			    &r->stats[done]))
+			goto fail;
+	}
+	pthread_mutex_lock(&g->send_lock);
+	err = nl_send_auto(g->sk, msg);
+	pthread_mutex_unlock(&g->send_lock);
+	if (err >= 0) {
+		nlmsg_free(msg);
+		return;
+	}
+fail:
+	pr_err("cannot send the reply to seq %u: %s", r->seq,
+	       nl_geterror(err));
+	nlmsg_free(msg);
+}
+
+static int parse_request(struct genlmsghdr *gh, struct nlattr **tb,
+			 struct umh_request *req)
+{
+	req->cmd = gh->cmd;
+	if (!tb[XDP_FLOW_ATTR_SEQ])
+		return -EINVAL;
+	req->seq = nla_get_u32(tb[XDP_FLOW_ATTR_SEQ]);
+	if (tb[XDP_FLOW_ATTR_RULE_ID]) {
+		req->has_rule_id = true;
+		req->rule_id = nla_get_u32(tb[XDP_FLOW_ATTR_RULE_ID]);
+	}
+	if (tb[XDP_FLOW_ATTR_IFINDEX])
+		req->ifindex = nla_get_u32(tb[XDP_FLOW_ATTR_IFINDEX]);
+	if (tb[XDP_FLOW_ATTR_XDP_MODE])
+		req->xdp_mode = nla_get_u32(tb[XDP_FLOW_ATTR_XDP_MODE]);
+	if (tb[XDP_FLOW_ATTR_RULE]) {
+		if (nla_len(tb[XDP_FLOW_ATTR_RULE]) != sizeof(req->rule))
+			return -EINVAL;
+		memcpy(&req->rule, nla_data(tb[XDP_FLOW_ATTR_RULE]),
+		       sizeof(req->rule));
+	}
+	return 0;
+}
+
+/* Checks that a request carries what its command needs. */
+static const char *request_missing(const struct umh_request *req,
+				   struct nlattr **tb)
+{
+	switch (req->cmd) {
+	case XDP_FLOW_CMD_RULE_ADD:
+		return tb[XDP_FLOW_ATTR_RULE] ? NULL : "RULE";
+	case XDP_FLOW_CMD_RULE_DEL:
+		return req->has_rule_id ? NULL : "RULE_ID";
+	case XDP_FLOW_CMD_DEV_ATTACH:
+	case XDP_FLOW_CMD_DEV_DETACH:
+		return tb[XDP_FLOW_ATTR_IFINDEX] ? NULL : "IFINDEX";
+	}
+	return NULL;
+}
+
+static int on_ctrl(struct genl *g, struct nl_msg *msg)
+{
+	struct nlattr *tb[CTRL_ATTR_MAX + 1];
+	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
+
+	if (gh->cmd != CTRL_CMD_DELFAMILY ||
+	    genlmsg_parse(nlmsg_hdr(msg), 0, tb, CTRL_ATTR_MAX, NULL) ||
+	    !tb[CTRL_ATTR_FAMILY_NAME] ||
+	    strcmp(nla_get_string(tb[CTRL_ATTR_FAMILY_NAME]),
+		   XDP_FLOW_GENL_NAME))
+		return NL_SKIP;
+	pr_err("the %s generic netlink family went away (module unloaded)",
+	       XDP_FLOW_GENL_NAME);
+	g->family_gone = true;
+	return NL_STOP;
+}
+
+static int on_msg(struct nl_msg *msg, void *arg)
+{
+	struct umh *u = arg;
+	struct genl *g = u->transport;
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct nlattr *tb[XDP_FLOW_ATTR_MAX + 1];
+	struct umh_request req = {};
+	struct umh_reply r = {};
+	const char *missing;
+	int err;
+
+	if (nlh->nlmsg_type == GENL_ID_CTRL)
+		return on_ctrl(g, msg);
+	if (nlh->nlmsg_type != g->family)
+		return NL_SKIP;
+
+	err = genlmsg_parse(nlh, 0, tb, XDP_FLOW_ATTR_MAX, policy);
+	if (!err)
+		err = parse_request(genlmsg_hdr(nlh), tb, &req);
+	missing = err ? NULL : request_missing(&req, tb);
+	if (err || missing) {
+		/* Malformed: answer it if it told us its SEQ at all. */
+		pr_err("malformed request (cmd %u)%s%s",
+		       genlmsg_hdr(nlh)->cmd, missing ? ", missing " : "",
+		       missing ? missing : "");
+		if (!tb[XDP_FLOW_ATTR_SEQ])
+			return NL_SKIP;
+		r.seq = req.seq;
+		r.err = -EINVAL;
+		snprintf(r.msg, sizeof(r.msg), "malformed request%s%s",
+			 missing ? ": missing " : "", missing ? missing : "");
+		genl_reply(g, &r);
+		return NL_SKIP;
+	}
+	umh_handle(u, &req);
+	return u->exiting ? NL_STOP : NL_OK;
+}
+
+static int on_ack(struct nl_msg *msg, void *arg)
+{
+	struct umh *u = arg;
+	struct genl *g = u->transport;
+
+	if (nlmsg_hdr(msg)->nlmsg_seq == g->hello_seq && !g->hello_acked) {
+		g->hello_acked = true;
+		pr_info("registered with the module");
+	}
+	return NL_OK;
+}
+
+static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	struct umh *u = arg;
+	struct genl *g = u->transport;
+
+	(void)nla;
+	if (e->msg.nlmsg_seq == g->hello_seq) {
+		pr_err("the module refused HELLO: %s", strerror(-e->error));
+		g->fatal = e->error;
+		return NL_STOP;
+	}
+	pr_err("the module refused a message (seq %u): %s",
+	       e->msg.nlmsg_seq, strerror(-e->error));
+	return NL_SKIP;
+}
+
+static int send_hello(struct genl *g)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	int err = -NLE_NOMEM;
+
+	if (!msg)
+		return err;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, g->family, 0,
+			 NLM_F_ACK, XDP_FLOW_CMD_HELLO, XDP_FLOW_GENL_VERSION) ||
+	    nla_put_u32(msg, XDP_FLOW_ATTR_VERSION, XDP_FLOW_ABI_VERSION) ||
+	    nla_put_u32(msg, XDP_FLOW_ATTR_PID, getpid()))
+		goto out;
+	pthread_mutex_lock(&g->send_lock);
+	err = nl_send_auto(g->sk, msg);
+	g->hello_seq = nlmsg_hdr(msg)->nlmsg_seq;
+	pthread_mutex_unlock(&g->send_lock);
+out:
+	nlmsg_free(msg);
+	return err < 0 ? err : 0;
+}
+
+static int genl_connect_family(struct genl *g)
+{
+	int fd, size = SOCK_BUF_SIZE, grp, err;
+
+	g->sk = nl_socket_alloc();
+	if (!g->sk)
+		return -NLE_NOMEM;
+	err = genl_connect(g->sk);
+	if (err)
+		return err;
+	/* The module's requests carry their own SEQ attribute. */
+	nl_socket_disable_seq_check(g->sk);
+	nl_socket_enable_msg_peek(g->sk);
+	fd = nl_socket_get_fd(g->sk);
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)))
+		nl_socket_set_buffer_size(g->sk, SOCK_BUF_SIZE, SOCK_BUF_SIZE);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+
+	g->family = genl_ctrl_resolve(g->sk, XDP_FLOW_GENL_NAME);
+	if (g->family < 0) {
+		pr_err("generic netlink family %s not found (is xdp_flow loaded?)",
+		       XDP_FLOW_GENL_NAME);
+		return g->family;
+	}
+	grp = genl_ctrl_resolve_grp(g->sk, "nlctrl", "notify");
+	if (grp < 0 || nl_socket_add_membership(g->sk, grp))
+		pr_info("cannot watch the genl controller; unload goes unnoticed");
+	return 0;
+}
+
+int genl_run(struct umh *u)
+{
+	struct genl g = { .send_lock = PTHREAD_MUTEX_INITIALIZER };
+	int err;
+
+	u->reply = genl_reply;
+	u->transport = &g;
+	err = genl_connect_family(&g);
+	if (err)
+		goto out;
+
+	nl_socket_modify_cb(g.sk, NL_CB_VALID, NL_CB_CUSTOM, on_msg, u);
+	nl_socket_modify_cb(g.sk, NL_CB_ACK, NL_CB_CUSTOM, on_ack, u);
+	nl_socket_modify_err_cb(g.sk, NL_CB_CUSTOM, on_error, u);
+
+	/* Whatever the module replays from now on is the new state. */
+	umh_begin_replay(u);
+	err = send_hello(&g);
+	if (err) {
+		pr_err("cannot send HELLO: %s", nl_geterror(err));
+		goto out;
+	}
+
+	while (!u->exiting && !g.family_gone && !g.fatal) {
+		err = nl_recvmsgs_default(g.sk);
+		if (err < 0 && err != -NLE_INTR && err != -NLE_AGAIN &&
+		    !u->exiting && !g.family_gone && !g.fatal) {
+			pr_err("receiving: %s", nl_geterror(err));
+			if (err == -NLE_BAD_SOCK)
+				break;
+		}
+	}
+	err = u->exiting ? 0 : -1;
+out:
+	/* A REPLY from the worker may still be on its way. */
+	attach_wait_idle(u->attach);
+	u->transport = NULL;
+	if (g.sk)
+		nl_socket_free(g.sk);
+	return err ? 1 : 0;
+}

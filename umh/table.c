@@ -1,0 +1,912 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The flow tables: tuple-space search with TC's semantics.
+ *
+ * The helper keeps the rules in memory and mirrors them into the XDP maps
+ * (see xdp_flow_dp.h): the rule entry by id, one flow entry per distinct
+ * (mask, masked key) pointing at the best (lowest order) rule with that key,
+ * and the list of masks sorted by their lowest order.
+ *
+ * Order of writes, so that a concurrent XDP reader never meets a rule id
+ * whose entry is not ready:
+ *   add:    rule definition, rule entry, counters, flow entry, mask list
+ *   delete: mask list, flow entry, rule entry, rule definition
+ * A rule entry that gets new content (an id reused, a rule replaced) is
+ * rewritten only after an RCU grace period has passed since the last flow
+ * entry pointing at its old content was removed. The mask list swap waits
+ * for one (the kernel does for every map-in-map update), so it doubles as
+ * the barrier.
+ *
+ * Restart: the pinned maps are the state. table_recover() rebuilds the
+ * in-memory tables from the rule definitions whose rule entry is live,
+ * repairs the flow entries and the mask list a killed helper may have left
+ * half-written, and marks every rule as not yet replayed. The module's
+ * replay re-adds them (an identical rule is a no-op that keeps its
+ * counters; a different one is replaced) and SYNC deletes those it did not
+ * replay. Until then the XDP program keeps running on the old state.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "umh.h"
+#include "xdp_flow_dp.h"
+#include "xdp_flow.skel.h"
+
+#define FLOW_BUCKETS	(1u << 16)
+
+struct tmask {
+	bool used;
+	bool listed;			/* in the published list */
+	__u32 id;
+	unsigned int nr_rules;
+	__u64 listed_min;		/* its min_order in the published list */
+	struct xdp_flow_key mask;
+};
+
+struct trule {
+	struct xdp_flow_rule rule;
+	struct tmask *mask;
+	struct trule *hnext;		/* rules hashed to the same flow bucket */
+	unsigned int epoch;		/* replay epoch that last added it */
+};
+
+struct table {
+	int rules_fd, counters_fd, flows_fd, masks_fd, defs_fd;
+	int list_fd;			/* the published inner map */
+	int ncpus;
+	struct trule **rules;		/* by id */
+	struct trule **buckets;
+	struct tmask masks[XDP_FLOW_MAX_MASKS];
+	__u32 next_mask_id;
+	unsigned int nr_rules;
+	unsigned int epoch;
+	/* Grace periods: bumped at every list swap. del_barrier[id] is its
+	 * value when rule @id was last unlinked.
+	 */
+	__u32 barrier_seq;
+	__u32 *del_barrier;
+	struct xdp_flow_dp_counter *zero_counters;	/* one per CPU */
+	struct xdp_flow_dp_counter *percpu_buf;		/* one per CPU */
+};
+
+/* --- field names, for error messages --- */
+
+#define KEY_FIELD(f) { #f, offsetof(struct xdp_flow_key, f), \
+		       sizeof(((struct xdp_flow_key *)0)->f) }
+
+static const struct {
+	const char *name;
+	size_t off, size;
+} key_fields[] = {
+	KEY_FIELD(ifindex), KEY_FIELD(eth_dst), KEY_FIELD(eth_src),
+	KEY_FIELD(n_proto), KEY_FIELD(vlan_tpid), KEY_FIELD(vlan_tci),
+	KEY_FIELD(cvlan_tpid), KEY_FIELD(cvlan_tci), KEY_FIELD(ip_proto),
+	KEY_FIELD(ip_tos), KEY_FIELD(ip_ttl), KEY_FIELD(ip_frag),
+	KEY_FIELD(tcp_flags), KEY_FIELD(ip_src), KEY_FIELD(ip_dst),
+	KEY_FIELD(l4_src), KEY_FIELD(l4_dst), KEY_FIELD(arp_sha),
+	KEY_FIELD(arp_tha),
+};
+
+static const char *key_field_name(size_t off)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(key_fields) / sizeof(key_fields[0]); i++)
+		if (off >= key_fields[i].off &&
+		    off < key_fields[i].off + key_fields[i].size)
+			return key_fields[i].name;
+	return "padding";
+}
+
+/* --- validation --- */
+
+static bool action_is_terminal(__u32 id)
+{
+	/* Every action the XDP program knows ends the list. */
+	return id == XDP_FLOW_ACTION_DROP || id == XDP_FLOW_ACTION_PASS ||
+	       id == XDP_FLOW_ACTION_REDIRECT;
+}
+
+static int rule_check(const struct xdp_flow_rule *r, char *msg, size_t len)
+{
+	const __u8 *k = (const __u8 *)&r->key, *m = (const __u8 *)&r->mask;
+	unsigned int i;
+
+	if (r->id >= XDP_FLOW_MAX_RULES) {
+		snprintf(msg, len, "rule id %u out of range (max %u)", r->id,
+			 XDP_FLOW_MAX_RULES - 1);
+		return -EINVAL;
+	}
+	if (r->flags & ~XDP_FLOW_RULE_F_SOFTWARE) {
+		snprintf(msg, len, "unknown rule flags 0x%x", r->flags);
+		return -EINVAL;
+	}
+	if (r->nr_actions > XDP_FLOW_MAX_ACTIONS) {
+		snprintf(msg, len, "%u actions, at most %u", r->nr_actions,
+			 XDP_FLOW_MAX_ACTIONS);
+		return -EINVAL;
+	}
+	if (!r->nr_actions && !(r->flags & XDP_FLOW_RULE_F_SOFTWARE)) {
+		snprintf(msg, len, "rule %u has no actions", r->id);
+		return -EINVAL;
+	}
+	for (i = 0; i < r->nr_actions; i++) {
+		const struct xdp_flow_action *a = &r->actions[i];
+
+		if (!action_is_terminal(a->id)) {
+			snprintf(msg, len, "action %u: unknown action id %u",
+				 i, a->id);
+			return -EINVAL;
+		}
+		if (a->id == XDP_FLOW_ACTION_REDIRECT && !a->ifindex) {
+			snprintf(msg, len, "action %u: redirect without ifindex",
+				 i);
+			return -EINVAL;
+		}
+		if (i + 1 < r->nr_actions) {
+			snprintf(msg, len,
+				 "action %u follows a terminal action", i + 1);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < sizeof(r->key); i++) {
+		if (k[i] & ~m[i]) {
+			snprintf(msg, len, "key has bits outside the mask in %s",
+				 key_field_name(i));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* --- in-memory lookups --- */
+
+static __u32 flow_hash(__u32 mask_id, const struct xdp_flow_key *key)
+{
+	const __u8 *p = (const __u8 *)key;
+	__u32 h = 2166136261u ^ mask_id;	/* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < sizeof(*key); i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h & (FLOW_BUCKETS - 1);
+}
+
+static bool same_flow(const struct trule *a, const struct tmask *mask,
+		      const struct xdp_flow_key *key)
+{
+	return a->mask == mask && !memcmp(&a->rule.key, key, sizeof(*key));
+}
+
+static bool rule_better(const struct trule *a, const struct trule *b)
+{
+	if (a->rule.order != b->rule.order)
+		return a->rule.order < b->rule.order;
+	return a->rule.id < b->rule.id;
+}
+
+/* The best rule of the flow (@mask, @key), leaving out @skip. */
+static struct trule *flow_best(struct table *t, struct tmask *mask,
+			       const struct xdp_flow_key *key,
+			       const struct trule *skip)
+{
+	struct trule *r, *best = NULL;
+
+	for (r = t->buckets[flow_hash(mask->id, key)]; r; r = r->hnext)
+		if (r != skip && same_flow(r, mask, key) &&
+		    (!best || rule_better(r, best)))
+			best = r;
+	return best;
+}
+
+static void flow_link(struct table *t, struct trule *r)
+{
+	struct trule **head = &t->buckets[flow_hash(r->mask->id, &r->rule.key)];
+
+	r->hnext = *head;
+	*head = r;
+}
+
+static void flow_unlink(struct table *t, struct trule *r)
+{
+	struct trule **p = &t->buckets[flow_hash(r->mask->id, &r->rule.key)];
+
+	for (; *p; p = &(*p)->hnext) {
+		if (*p == r) {
+			*p = r->hnext;
+			return;
+		}
+	}
+}
+
+static struct tmask *mask_find(struct table *t, const struct xdp_flow_key *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		if (t->masks[i].used &&
+		    !memcmp(&t->masks[i].mask, m, sizeof(*m)))
+			return &t->masks[i];
+	return NULL;
+}
+
+static struct tmask *mask_find_id(struct table *t, __u32 id)
+{
+	unsigned int i;
+
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		if (t->masks[i].used && t->masks[i].id == id)
+			return &t->masks[i];
+	return NULL;
+}
+
+/* A free slot; its id is assigned by the caller. */
+static struct tmask *mask_alloc(struct table *t, const struct xdp_flow_key *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++) {
+		struct tmask *tm = &t->masks[i];
+
+		if (!tm->used) {
+			memset(tm, 0, sizeof(*tm));
+			tm->used = true;
+			tm->mask = *m;
+			return tm;
+		}
+	}
+	return NULL;
+}
+
+unsigned int table_mask_count(const struct table *t)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		n += t->masks[i].used;
+	return n;
+}
+
+unsigned int table_rule_count(const struct table *t)
+{
+	return t->nr_rules;
+}
+
+/* --- the XDP maps --- */
+
+static void rule_to_dp(const struct xdp_flow_rule *r, struct xdp_flow_dp_rule *dp)
+{
+	memset(dp, 0, sizeof(*dp));
+	dp->order = r->order;
+	dp->flags = r->flags | XDP_FLOW_DP_F_VALID;
+	dp->nr_actions = r->nr_actions;
+	memcpy(dp->actions, r->actions, sizeof(dp->actions));
+}
+
+static void flow_key_of(const struct trule *r, struct xdp_flow_flow_key *fk)
+{
+	memset(fk, 0, sizeof(*fk));
+	fk->mask_id = r->mask->id;
+	fk->key = r->rule.key;
+}
+
+static int flow_write(struct table *t, const struct trule *r)
+{
+	struct xdp_flow_flow_key fk;
+
+	flow_key_of(r, &fk);
+	if (bpf_map_update_elem(t->flows_fd, &fk, &r->rule.id, BPF_ANY))
+		return errno == E2BIG ? -ENOSPC : -errno;
+	return 0;
+}
+
+static int flow_erase(struct table *t, const struct trule *r)
+{
+	struct xdp_flow_flow_key fk;
+
+	flow_key_of(r, &fk);
+	if (bpf_map_delete_elem(t->flows_fd, &fk) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static int mask_cmp(const void *a, const void *b)
+{
+	const struct xdp_flow_dp_mask *x = a, *y = b;
+
+	if (x->min_order != y->min_order)
+		return x->min_order < y->min_order ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * Publishes the masks that hold rules, sorted by their lowest order, as a
+ * new inner map swapped into xf_masks. Readers see the old list or the new
+ * one, and when this returns none sees the old one any more.
+ */
+static int list_publish(struct table *t)
+{
+	struct xdp_flow_mask_list *list;
+	__u64 min[XDP_FLOW_MAX_MASKS];
+	unsigned int i, n = 0;
+	__u32 zero = 0;
+	int fd, err = 0;
+
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		min[i] = ~0ULL;
+	for (i = 0; i < XDP_FLOW_MAX_RULES; i++) {
+		struct trule *r = t->rules[i];
+
+		if (r && r->rule.order < min[r->mask - t->masks])
+			min[r->mask - t->masks] = r->rule.order;
+	}
+
+	list = calloc(1, sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++) {
+		struct tmask *tm = &t->masks[i];
+
+		if (!tm->used || !tm->nr_rules)
+			continue;
+		list->masks[n].id = tm->id;
+		list->masks[n].min_order = min[i];
+		list->masks[n].mask = tm->mask;
+		n++;
+	}
+	list->count = n;
+	qsort(list->masks, n, sizeof(list->masks[0]), mask_cmp);
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xf_mask_list", sizeof(__u32),
+			    sizeof(*list), 1, NULL);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (bpf_map_update_elem(fd, &zero, list, BPF_ANY) ||
+	    bpf_map_update_elem(t->masks_fd, &zero, &fd, BPF_ANY)) {
+		err = -errno;
+		close(fd);
+		goto out;
+	}
+	if (t->list_fd >= 0)
+		close(t->list_fd);
+	t->list_fd = fd;
+	t->barrier_seq++;
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++) {
+		struct tmask *tm = &t->masks[i];
+
+		tm->listed = tm->used && tm->nr_rules;
+		tm->listed_min = min[i];
+	}
+out:
+	free(list);
+	if (err)
+		pr_err("cannot publish the mask list: %s", strerror(-err));
+	return err;
+}
+
+/* Waits for XDP readers that may still hold a stale rule id. */
+static int barrier(struct table *t)
+{
+	__u32 zero = 0;
+
+	if (t->list_fd < 0)
+		return list_publish(t);
+	if (bpf_map_update_elem(t->masks_fd, &zero, &t->list_fd, BPF_ANY))
+		return -errno;
+	t->barrier_seq++;
+	return 0;
+}
+
+static int counters_zero(struct table *t, __u32 id)
+{
+	if (bpf_map_update_elem(t->counters_fd, &id, t->zero_counters, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* --- add and delete --- */
+
+static bool rule_same(const struct xdp_flow_rule *a,
+		      const struct xdp_flow_rule *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+static int rule_unlink(struct table *t, struct trule *r)
+{
+	struct tmask *tm = r->mask;
+	struct xdp_flow_dp_rule dp = {};
+	struct trule *next;
+	__u32 id = r->rule.id;
+	bool was_best;
+	int err = 0;
+
+	was_best = flow_best(t, tm, &r->rule.key, NULL) == r;
+	t->rules[id] = NULL;
+	t->nr_rules--;
+	tm->nr_rules--;
+	if (!tm->nr_rules && tm->listed)
+		err = list_publish(t);
+
+	next = flow_best(t, tm, &r->rule.key, r);
+	flow_unlink(t, r);
+	if (was_best && !err)
+		err = next ? flow_write(t, next) : flow_erase(t, r);
+
+	if (!err && bpf_map_update_elem(t->rules_fd, &id, &dp, BPF_ANY))
+		err = -errno;
+	if (!err && bpf_map_delete_elem(t->defs_fd, &id) && errno != ENOENT)
+		err = -errno;
+	t->del_barrier[id] = t->barrier_seq;
+	if (!tm->nr_rules)
+		tm->used = false;
+	free(r);
+	return err;
+}
+
+int table_rule_del(struct table *t, __u32 id, char *msg, size_t len)
+{
+	int err;
+
+	if (id >= XDP_FLOW_MAX_RULES || !t->rules[id]) {
+		snprintf(msg, len, "no rule %u", id);
+		return -ENOENT;
+	}
+	err = rule_unlink(t, t->rules[id]);
+	if (err)
+		snprintf(msg, len, "deleting rule %u: %s", id, strerror(-err));
+	return err;
+}
+
+/* Undoes the map writes of a failed rule_link() up to the flow entry. */
+static void rule_link_undo(struct table *t, struct trule *r)
+{
+	struct xdp_flow_dp_rule dp = {};
+	__u32 id = r->rule.id;
+
+	bpf_map_update_elem(t->rules_fd, &id, &dp, BPF_ANY);
+	bpf_map_delete_elem(t->defs_fd, &id);
+}
+
+static int rule_link(struct table *t, const struct xdp_flow_rule *rule,
+		     struct tmask *tm, bool new_mask)
+{
+	struct xdp_flow_dp_rule dp;
+	struct trule *r, *prev;
+	__u32 id = rule->id;
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->rule = *rule;
+	r->mask = tm;
+	r->epoch = t->epoch;
+	rule_to_dp(rule, &dp);
+
+	/* A reader may still hold this id from a rule just deleted. */
+	if (t->del_barrier[id] == t->barrier_seq) {
+		err = barrier(t);
+		if (err)
+			goto fail;
+	}
+	if (bpf_map_update_elem(t->defs_fd, &id, rule, BPF_ANY) ||
+	    bpf_map_update_elem(t->rules_fd, &id, &dp, BPF_ANY)) {
+		err = errno == E2BIG ? -ENOSPC : -errno;
+		goto fail_undo;
+	}
+	err = counters_zero(t, id);
+	if (err)
+		goto fail_undo;
+
+	prev = flow_best(t, tm, &rule->key, NULL);
+	if (!prev || rule_better(r, prev)) {
+		err = flow_write(t, r);
+		if (err)
+			goto fail_undo;
+	}
+	flow_link(t, r);
+	t->rules[id] = r;
+	t->nr_rules++;
+	tm->nr_rules++;
+
+	if (!tm->listed || rule->order < tm->listed_min) {
+		err = list_publish(t);
+		if (err) {
+			/* Nothing half-done stays: take it out again. */
+			rule_unlink(t, r);
+			return err;
+		}
+	}
+	return 0;
+
+fail_undo:
+	rule_link_undo(t, r);
+fail:
+	free(r);
+	if (new_mask)
+		tm->used = false;
+	return err;
+}
+
+/*
+ * Adds @rule, or replaces the rule with its id. An identical rule (a replay
+ * after a restart) changes nothing and keeps its counters.
+ */
+int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
+		   char *msg, size_t len)
+{
+	struct trule *old;
+	struct tmask *tm;
+	bool new_mask;
+	int err;
+
+	err = rule_check(rule, msg, len);
+	if (err)
+		return err;
+	old = t->rules[rule->id];
+	if (old && rule_same(&old->rule, rule)) {
+		old->epoch = t->epoch;
+		return 0;
+	}
+
+	tm = mask_find(t, &rule->mask);
+	new_mask = !tm;
+	/* Refuse before touching anything: a failed add loses nothing. */
+	if (new_mask && table_mask_count(t) == XDP_FLOW_MAX_MASKS &&
+	    !(old && old->mask->nr_rules == 1)) {
+		snprintf(msg, len, "mask table full (%u masks)",
+			 XDP_FLOW_MAX_MASKS);
+		return -ENOSPC;
+	}
+	if (old) {
+		err = rule_unlink(t, old);
+		if (err)
+			goto out;
+		tm = mask_find(t, &rule->mask);
+		new_mask = !tm;
+	}
+	if (new_mask) {
+		tm = mask_alloc(t, &rule->mask);
+		tm->id = t->next_mask_id++;
+	}
+	err = rule_link(t, rule, tm, new_mask);
+out:
+	if (err)
+		snprintf(msg, len, "adding rule %u: %s", rule->id,
+			 strerror(-err));
+	return err;
+}
+
+/* --- stats --- */
+
+int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
+		char *msg, size_t len)
+{
+	struct xdp_flow_dp_counter *c = t->percpu_buf;
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	st->id = id;
+	if (id >= XDP_FLOW_MAX_RULES || !t->rules[id]) {
+		snprintf(msg, len, "no rule %u", id);
+		return -ENOENT;
+	}
+	if (bpf_map_lookup_elem(t->counters_fd, &id, c)) {
+		snprintf(msg, len, "reading counters of rule %u: %s", id,
+			 strerror(errno));
+		return -errno;
+	}
+	for (i = 0; i < t->ncpus; i++) {
+		st->packets += c[i].packets;
+		st->bytes += c[i].bytes;
+		if (c[i].lastused_ns > st->lastused_ns)
+			st->lastused_ns = c[i].lastused_ns;
+	}
+	return 0;
+}
+
+int table_stats_all(struct table *t, struct xdp_flow_stats **st, size_t *nr)
+{
+	char msg[UMH_MSG_LEN];
+	size_t n = 0;
+	__u32 id;
+	int err;
+
+	*st = calloc(t->nr_rules ? t->nr_rules : 1, sizeof(**st));
+	if (!*st)
+		return -ENOMEM;
+	for (id = 0; id < XDP_FLOW_MAX_RULES && n < t->nr_rules; id++) {
+		if (!t->rules[id])
+			continue;
+		err = table_stats(t, id, &(*st)[n], msg, sizeof(msg));
+		if (err) {
+			free(*st);
+			*st = NULL;
+			return err;
+		}
+		n++;
+	}
+	*nr = n;
+	return 0;
+}
+
+/* --- replay and sync --- */
+
+/* Rules added from now on belong to the replay; the others are stale. */
+void table_begin_replay(struct table *t)
+{
+	t->epoch++;
+}
+
+int table_sync(struct table *t, char *msg, size_t len)
+{
+	unsigned int removed = 0;
+	int err, ret = 0;
+	__u32 id;
+
+	for (id = 0; id < XDP_FLOW_MAX_RULES; id++) {
+		struct trule *r = t->rules[id];
+
+		if (!r || r->epoch == t->epoch)
+			continue;
+		err = rule_unlink(t, r);
+		if (err && !ret) {
+			snprintf(msg, len, "removing stale rule %u: %s", id,
+				 strerror(-err));
+			ret = err;
+		}
+		removed++;
+	}
+	if (removed)
+		pr_info("sync: removed %u stale rules, %u remain", removed,
+			t->nr_rules);
+	return ret;
+}
+
+/* --- restart --- */
+
+/* Takes over the mask ids of the published list, so that flow entries
+ * written by the previous helper stay valid.
+ */
+static int recover_list(struct table *t)
+{
+	struct xdp_flow_mask_list *list;
+	__u32 zero = 0, inner_id;
+	unsigned int i;
+	int fd;
+
+	if (bpf_map_lookup_elem(t->masks_fd, &zero, &inner_id))
+		return 0;	/* nothing published yet */
+	fd = bpf_map_get_fd_by_id(inner_id);
+	if (fd < 0)
+		return -errno;
+	list = calloc(1, sizeof(*list));
+	if (!list) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (bpf_map_lookup_elem(fd, &zero, list)) {
+		free(list);
+		close(fd);
+		return -errno;
+	}
+	t->list_fd = fd;
+	for (i = 0; i < list->count && i < XDP_FLOW_MAX_MASKS; i++) {
+		struct tmask *tm = mask_find(t, &list->masks[i].mask);
+
+		if (tm) {
+			tm->id = list->masks[i].id;
+			tm->listed = true;
+			tm->listed_min = list->masks[i].min_order;
+		}
+		if (list->masks[i].id >= t->next_mask_id)
+			t->next_mask_id = list->masks[i].id + 1;
+	}
+	free(list);
+	return 0;
+}
+
+/* Adopts each rule whose definition and live rule entry agree. */
+static int recover_rules(struct table *t)
+{
+	struct xdp_flow_dp_rule dp, want;
+	struct xdp_flow_rule def;
+	__u32 id, next, *prev = NULL;
+	char msg[UMH_MSG_LEN];
+	struct trule *r;
+	struct tmask *tm;
+
+	while (!bpf_map_get_next_key(t->defs_fd, prev, &next)) {
+		id = next;
+		prev = &id;
+		if (bpf_map_lookup_elem(t->defs_fd, &id, &def) ||
+		    bpf_map_lookup_elem(t->rules_fd, &id, &dp))
+			continue;
+		rule_to_dp(&def, &want);
+		if (def.id != id || rule_check(&def, msg, sizeof(msg)) ||
+		    memcmp(&dp, &want, sizeof(dp)) || t->rules[id]) {
+			/* Left over by an add or delete cut short. */
+			continue;
+		}
+		r = calloc(1, sizeof(*r));
+		tm = mask_find(t, &def.mask);
+		if (!r)
+			return -ENOMEM;
+		if (!tm) {
+			tm = mask_alloc(t, &def.mask);
+			if (!tm) {
+				free(r);
+				continue;
+			}
+			tm->id = ~0u;	/* assigned in recover_ids() */
+		}
+		r->rule = def;
+		r->mask = tm;
+		r->epoch = 0;
+		t->rules[id] = r;
+		t->nr_rules++;
+		tm->nr_rules++;
+	}
+	return 0;
+}
+
+static void recover_ids(struct table *t)
+{
+	struct xdp_flow_flow_key fk, *prev = NULL;
+	unsigned int i;
+
+	/* Mask ids are never reused: skip past every id still in a flow. */
+	while (!bpf_map_get_next_key(t->flows_fd, prev, &fk)) {
+		if (fk.mask_id >= t->next_mask_id)
+			t->next_mask_id = fk.mask_id + 1;
+		prev = &fk;
+	}
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		if (t->masks[i].used && t->masks[i].id == ~0u)
+			t->masks[i].id = t->next_mask_id++;
+}
+
+/* Deletes flow entries that no rule explains (and stale rule defs). */
+static void recover_prune(struct table *t)
+{
+	struct xdp_flow_flow_key fk, *prev = NULL;
+	__u32 id, next, *pid = NULL;
+	size_t n = 0, cap = 0, i;
+	struct xdp_flow_flow_key *gone = NULL;
+
+	while (!bpf_map_get_next_key(t->flows_fd, prev, &fk)) {
+		struct tmask *tm = mask_find_id(t, fk.mask_id);
+
+		prev = &fk;
+		if (tm && flow_best(t, tm, &fk.key, NULL))
+			continue;
+		if (n == cap) {
+			void *p = realloc(gone, (cap = cap ? 2 * cap : 64) *
+					  sizeof(*gone));
+			if (!p)
+				break;
+			gone = p;
+		}
+		gone[n++] = fk;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(t->flows_fd, &gone[i]);
+	free(gone);
+
+	n = 0;
+	while (!bpf_map_get_next_key(t->defs_fd, pid, &next)) {
+		id = next;
+		pid = &id;
+		if (!t->rules[id]) {
+			struct xdp_flow_dp_rule dp = {};
+
+			bpf_map_update_elem(t->rules_fd, &id, &dp, BPF_ANY);
+			bpf_map_delete_elem(t->defs_fd, &id);
+			pid = NULL;	/* the walk restarts after a delete */
+			n++;
+		}
+	}
+	if (n)
+		pr_info("recover: dropped %zu half-written rules", n);
+}
+
+/*
+ * Rebuilds the tables from the pinned maps a previous helper left, and
+ * makes flow entries and mask list agree with the rules again.
+ */
+int table_recover(struct table *t)
+{
+	unsigned int i;
+	int err;
+
+	err = recover_rules(t);
+	if (!err)
+		err = recover_list(t);
+	if (err)
+		return err;
+	recover_ids(t);
+	for (i = 0; i < XDP_FLOW_MAX_RULES; i++) {
+		struct trule *r = t->rules[i];
+
+		if (!r)
+			continue;
+		flow_link(t, r);
+	}
+	for (i = 0; i < XDP_FLOW_MAX_RULES; i++) {
+		struct trule *r = t->rules[i];
+
+		if (r && flow_best(t, r->mask, &r->rule.key, NULL) == r) {
+			err = flow_write(t, r);
+			if (err)
+				return err;
+		}
+	}
+	err = list_publish(t);
+	if (err)
+		return err;
+	recover_prune(t);
+	t->epoch = 1;
+	if (t->nr_rules)
+		pr_info("recovered %u rules in %u masks from pinned maps",
+			t->nr_rules, table_mask_count(t));
+	return 0;
+}
+
+/* --- life cycle --- */
+
+struct table *table_new(struct xdp_flow_bpf *skel)
+{
+	struct table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->list_fd = -1;
+	t->ncpus = libbpf_num_possible_cpus();
+	t->rules = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->rules));
+	t->del_barrier = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->del_barrier));
+	t->buckets = calloc(FLOW_BUCKETS, sizeof(*t->buckets));
+	if (t->ncpus > 0) {
+		t->zero_counters = calloc(t->ncpus, sizeof(*t->zero_counters));
+		t->percpu_buf = calloc(t->ncpus, sizeof(*t->percpu_buf));
+	}
+	if (!t->rules || !t->del_barrier || !t->buckets || !t->zero_counters ||
+	    !t->percpu_buf) {
+		table_free(t);
+		return NULL;
+	}
+	t->rules_fd = bpf_map__fd(skel->maps.xf_rules);
+	t->counters_fd = bpf_map__fd(skel->maps.xf_counters);
+	t->flows_fd = bpf_map__fd(skel->maps.xf_flows);
+	t->masks_fd = bpf_map__fd(skel->maps.xf_masks);
+	t->defs_fd = bpf_map__fd(skel->maps.xf_rule_defs);
+	t->barrier_seq = 1;	/* del_barrier[] starts at 0: no wait needed */
+	t->epoch = 1;
+	return t;
+}
+
+void table_free(struct table *t)
+{
+	unsigned int i;
+
+	if (!t)
+		return;
+	if (t->rules)
+		for (i = 0; i < XDP_FLOW_MAX_RULES; i++)
+			free(t->rules[i]);
+	if (t->list_fd >= 0)
+		close(t->list_fd);
+	free(t->rules);
+	free(t->del_barrier);
+	free(t->buckets);
+	free(t->zero_counters);
+	free(t->percpu_buf);
+	free(t);
+}

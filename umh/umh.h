@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* xdp_flow_umh: what the files of the helper share. */
+#ifndef _XDP_FLOW_UMH_H
+#define _XDP_FLOW_UMH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include <uapi/linux/xdp_flow.h>
+
+#define UMH_MSG_LEN	256
+
+/* log.c */
+enum log_dest {
+	LOG_DEST_STDERR,
+	LOG_DEST_KMSG,
+};
+
+void log_init(enum log_dest dest, bool verbose);
+void log_msg(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define pr_err(...)	log_msg(3, __VA_ARGS__)
+#define pr_info(...)	log_msg(6, __VA_ARGS__)
+#define pr_debug(...)	log_msg(7, __VA_ARGS__)
+
+/* bpf.c: the XDP program and its maps */
+struct xdp_flow_bpf;
+
+int dp_mount_bpffs(void);
+struct xdp_flow_bpf *dp_open(const char *pin_dir);
+void dp_close(struct xdp_flow_bpf *skel);
+int dp_unpin(struct xdp_flow_bpf *skel, const char *pin_dir);
+int dp_prog_fd(struct xdp_flow_bpf *skel);
+
+/* table.c: the flow tables */
+struct table;
+
+struct table *table_new(struct xdp_flow_bpf *skel);
+void table_free(struct table *t);
+int table_recover(struct table *t);
+void table_begin_replay(struct table *t);
+int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
+		   char *msg, size_t len);
+int table_rule_del(struct table *t, __u32 id, char *msg, size_t len);
+int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
+		char *msg, size_t len);
+int table_stats_all(struct table *t, struct xdp_flow_stats **st, size_t *nr);
+int table_sync(struct table *t, char *msg, size_t len);
+unsigned int table_rule_count(const struct table *t);
+unsigned int table_mask_count(const struct table *t);
+
+/* attach.c: XDP links, done by a worker thread (attaching takes rtnl) */
+struct attach;
+
+typedef void (*attach_done_fn)(void *arg, __u32 seq, int err,
+			       const char *msg);
+
+enum attach_op {
+	ATTACH_OP_ATTACH,
+	ATTACH_OP_DETACH,
+	ATTACH_OP_SYNC,		/* detach every link not attached since replay */
+};
+
+struct attach *attach_new(int prog_fd, const char *pin_dir);
+void attach_free(struct attach *a);
+int attach_recover(struct attach *a);
+void attach_begin_replay(struct attach *a);
+int attach_submit(struct attach *a, enum attach_op op, __u32 ifindex,
+		  __u32 xdp_mode, __u32 seq, attach_done_fn done, void *arg);
+void attach_wait_idle(struct attach *a);
+int attach_detach_all(struct attach *a);
+
+/* request.c: one request, whichever transport brought it */
+struct umh_reply {
+	__u32 seq;
+	int err;
+	char msg[UMH_MSG_LEN];
+	struct xdp_flow_stats *stats;
+	size_t nr_stats;
+};
+
+typedef void (*umh_reply_fn)(void *transport, const struct umh_reply *r);
+
+struct umh {
+	struct xdp_flow_bpf *skel;
+	struct table *table;
+	struct attach *attach;
+	const char *pin_dir;
+	umh_reply_fn reply;
+	void *transport;
+	bool exiting;
+};
+
+struct umh_request {
+	__u8 cmd;			/* XDP_FLOW_CMD_* */
+	__u32 seq;
+	bool has_rule_id;
+	__u32 rule_id;
+	__u32 ifindex;
+	__u32 xdp_mode;
+	struct xdp_flow_rule rule;
+};
+
+void umh_begin_replay(struct umh *u);
+void umh_handle(struct umh *u, const struct umh_request *req);
+
+/* genl.c and driver.c: the transports */
+int genl_run(struct umh *u);
+int driver_run(struct umh *u);
+
+#endif /* _XDP_FLOW_UMH_H */

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp_flow: the XDP program that executes offloaded flow rules.
+ *
+ * Parses a frame once into struct xdp_flow_key, finds the rule TC flower
+ * would choose (the lowest order among all matching rules) by tuple-space
+ * search, counts it and applies its action. Whatever it cannot parse with
+ * certainty, and every miss, goes to the stack (XDP_PASS), where TC gives
+ * the same outcome more slowly.
+ *
+ * Concurrency with the helper, which changes the tables while this runs:
+ * - The mask list is never written in place. The helper fills a new inner
+ *   map and swaps it into the single slot of xf_masks; the kernel waits for
+ *   an RCU grace period on every map-in-map update, so once the swap returns
+ *   no program still walks the old list. A reader sees one whole list.
+ * - Flow entries are hash elements, which the kernel replaces atomically.
+ * - A rule entry is written before any flow entry points at it and cleared
+ *   only after none does (and after a list swap, when its content changes);
+ *   an entry caught half-cleared reads as not VALID, or has no usable
+ *   action, and the packet goes to the stack.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "xdp_flow_dp.h"
+
+#define VLAN_DEI	0x1000
+#define IP_MF		0x2000
+#define IP_OFFSET	0x1fff
+
+struct vlan_tag {
+	__be16	tci;
+	__be16	encap_proto;
+};
+
+/* ARP for Ethernet and IPv4, the only kind the flow dissector keys on. */
+struct arp_eth_ipv4 {
+	__be16	hrd;
+	__be16	pro;
+	__u8	hln;
+	__u8	pln;
+	__be16	op;
+	__u8	sha[ETH_ALEN];
+	__u8	sip[4];
+	__u8	tha[ETH_ALEN];
+	__u8	tip[4];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDP_FLOW_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xdp_flow_dp_rule);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDP_FLOW_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xdp_flow_dp_counter);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XDP_FLOW_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xdp_flow_flow_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_flows SEC(".maps");
+
+/* Sizes rather than types: clang would emit the value type as a forward
+ * declaration only, which libbpf cannot size.
+ */
+struct xf_mask_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct xdp_flow_mask_list));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct xf_mask_inner);
+} xf_masks SEC(".maps");
+
+/* Not used here: the helper's record of each rule, kept across restarts. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XDP_FLOW_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct xdp_flow_rule);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_rule_defs SEC(".maps");
+
+/* Values of XDP_PASS and below stop parsing with that verdict. */
+#define PARSE_OK	(-1)
+
+static __always_inline int is_vlan(__be16 proto)
+{
+	return proto == bpf_htons(ETH_P_8021Q) ||
+	       proto == bpf_htons(ETH_P_8021AD);
+}
+
+/*
+ * An L4 header must lie within the IP packet (@end), and the verifier wants
+ * every access checked against the frame (@data_end) itself.
+ */
+static __always_inline int l4_short(void *l4, __u32 size, void *end,
+				    void *data_end)
+{
+	return l4 + size > end || l4 + size > data_end;
+}
+
+static __always_inline int parse_ports(void *l4, void *end, void *data_end,
+				       struct xdp_flow_key *key, __u32 size)
+{
+	__be16 *ports = l4;
+
+	if (l4_short(l4, size, end, data_end))
+		return XDP_PASS;
+	key->l4_src = ports[0];
+	key->l4_dst = ports[1];
+	return PARSE_OK;
+}
+
+static __always_inline int parse_l4(void *l4, void *end, void *data_end,
+				    struct xdp_flow_key *key)
+{
+	switch (key->ip_proto) {
+	case IPPROTO_TCP: {
+		struct tcphdr *th = l4;
+
+		if (l4_short(th, sizeof(*th), end, data_end))
+			return XDP_PASS;
+		/* The dissector leaves the flags unset below doff 5. */
+		if (th->doff < 5)
+			return XDP_PASS;
+		key->l4_src = th->source;
+		key->l4_dst = th->dest;
+		key->tcp_flags = ((__be16 *)th)[6] & bpf_htons(0x0fff);
+		return PARSE_OK;
+	}
+	case IPPROTO_UDP:
+		return parse_ports(l4, end, data_end, key,
+				   sizeof(struct udphdr));
+	case IPPROTO_SCTP:
+		return parse_ports(l4, end, data_end, key, 12);
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6: {
+		__u8 *icmp = l4;
+
+		if (l4_short(icmp, 4, end, data_end))
+			return XDP_PASS;
+		key->l4_src = bpf_htons(icmp[0]);
+		key->l4_dst = bpf_htons(icmp[1]);
+		return PARSE_OK;
+	}
+	}
+	return PARSE_OK;
+}
+
+static __always_inline int parse_ipv4(void *nh, void *data_end,
+				      struct xdp_flow_key *key)
+{
+	struct iphdr *iph = nh;
+	__u32 hlen, tot_len;
+	__u16 frag;
+
+	if ((void *)(iph + 1) > data_end)
+		return XDP_PASS;
+	if (iph->version != 4 || iph->ihl < 5)
+		return XDP_PASS;
+	hlen = iph->ihl * 4;
+	tot_len = bpf_ntohs(iph->tot_len);
+	if (nh + hlen > data_end || tot_len < hlen || nh + tot_len > data_end)
+		return XDP_PASS;
+
+	key->ip_proto = iph->protocol;
+	key->ip_tos = iph->tos;
+	key->ip_ttl = iph->ttl;
+	key->ip_src[0] = iph->saddr;
+	key->ip_dst[0] = iph->daddr;
+
+	frag = bpf_ntohs(iph->frag_off);
+	if (frag & (IP_MF | IP_OFFSET)) {
+		/* Like flower's dissector: no L4 fields in any fragment. */
+		key->ip_frag = XDP_FLOW_FRAG_IS;
+		if (!(frag & IP_OFFSET))
+			key->ip_frag |= XDP_FLOW_FRAG_FIRST;
+		return PARSE_OK;
+	}
+	return parse_l4(nh + hlen, nh + tot_len, data_end, key);
+}
+
+static __always_inline int ipv6_is_ext_hdr(__u8 nexthdr)
+{
+	switch (nexthdr) {
+	case 0: case 43: case 44: case 50: case 51: case 60:
+	case 135: case 139: case 140:
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline int parse_ipv6(void *nh, void *data_end,
+				      struct xdp_flow_key *key)
+{
+	struct ipv6hdr *ip6h = nh;
+	void *end;
+
+	if ((void *)(ip6h + 1) > data_end)
+		return XDP_PASS;
+	if (ip6h->version != 6)
+		return XDP_PASS;
+	end = (void *)(ip6h + 1) + bpf_ntohs(ip6h->payload_len);
+	if (end > data_end)
+		return XDP_PASS;
+	if (ipv6_is_ext_hdr(ip6h->nexthdr))
+		return XDP_PASS;
+
+	key->ip_proto = ip6h->nexthdr;
+	key->ip_tos = (ip6h->priority << 4) | (ip6h->flow_lbl[0] >> 4);
+	key->ip_ttl = ip6h->hop_limit;
+	__builtin_memcpy(key->ip_src, &ip6h->saddr, 16);
+	__builtin_memcpy(key->ip_dst, &ip6h->daddr, 16);
+	return parse_l4(ip6h + 1, end, data_end, key);
+}
+
+static __always_inline int parse_arp(void *nh, void *data_end,
+				     struct xdp_flow_key *key)
+{
+	struct arp_eth_ipv4 *arp = nh;
+
+	if ((void *)(arp + 1) > data_end)
+		return XDP_PASS;
+	/* What __skb_flow_dissect_arp() accepts; anything else is "bad". */
+	if (arp->hrd != bpf_htons(1) || arp->pro != bpf_htons(ETH_P_IP) ||
+	    arp->hln != ETH_ALEN || arp->pln != 4 ||
+	    (arp->op != bpf_htons(1) && arp->op != bpf_htons(2)))
+		return XDP_PASS;
+
+	key->ip_proto = bpf_ntohs(arp->op) & 0xff;
+	__builtin_memcpy(key->ip_src, arp->sip, 4);
+	__builtin_memcpy(key->ip_dst, arp->tip, 4);
+	__builtin_memcpy(key->arp_sha, arp->sha, ETH_ALEN);
+	__builtin_memcpy(key->arp_tha, arp->tha, ETH_ALEN);
+	return PARSE_OK;
+}
+
+/*
+ * Fills @key from the frame. Returns PARSE_OK, or the verdict for a frame
+ * the program leaves to the stack. *@tc_len is the length TC counts.
+ */
+static __always_inline int parse_frame(struct xdp_md *ctx,
+				       struct xdp_flow_key *key, __u64 *tc_len)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct vlan_tag *vt;
+	void *nh;
+	__be16 proto;
+
+	if ((void *)(eth + 1) > data_end)
+		return XDP_PASS;
+	__builtin_memcpy(key->eth_dst, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(key->eth_src, eth->h_source, ETH_ALEN);
+	proto = eth->h_proto;
+	nh = eth + 1;
+	/* TC sees the frame without its Ethernet header... */
+	*tc_len = (data_end - data) - ETH_HLEN;
+
+	if (is_vlan(proto)) {
+		vt = nh;
+		if ((void *)(vt + 1) > data_end)
+			return XDP_PASS;
+		key->vlan_tpid = proto;
+		key->vlan_tci = vt->tci & ~bpf_htons(VLAN_DEI);
+		proto = vt->encap_proto;
+		nh = vt + 1;
+		/* ...and without the outer tag, popped into skb metadata. */
+		*tc_len -= sizeof(*vt);
+
+		if (is_vlan(proto)) {
+			vt = nh;
+			if ((void *)(vt + 1) > data_end)
+				return XDP_PASS;
+			key->cvlan_tpid = proto;
+			key->cvlan_tci = vt->tci & ~bpf_htons(VLAN_DEI);
+			proto = vt->encap_proto;
+			nh = vt + 1;
+			if (is_vlan(proto))
+				return XDP_PASS;
+		}
+	}
+	key->n_proto = proto;
+
+	switch (proto) {
+	case bpf_htons(ETH_P_IP):
+		return parse_ipv4(nh, data_end, key);
+	case bpf_htons(ETH_P_IPV6):
+		return parse_ipv6(nh, data_end, key);
+	case bpf_htons(ETH_P_ARP):
+		return parse_arp(nh, data_end, key);
+	}
+	return XDP_PASS;
+}
+
+struct lookup_ctx {
+	struct xdp_flow_key *key;
+	struct xdp_flow_mask_list *list;
+	__u64 best_order;
+	int best;
+};
+
+/* One mask of the tuple-space search: bpf_loop() callback. */
+static int lookup_mask(__u32 i, struct lookup_ctx *lc)
+{
+	struct xdp_flow_flow_key fk;
+	struct xdp_flow_dp_rule *rule;
+	struct xdp_flow_dp_mask *m;
+	__u64 *kw = (__u64 *)lc->key, *fw = (__u64 *)&fk.key, *mw;
+	__u32 j, *id;
+
+	if (i >= XDP_FLOW_MAX_MASKS)
+		return 1;
+	m = &lc->list->masks[i];
+	/* Sorted by lowest order: no later mask holds a better rule. */
+	if (lc->best >= 0 && m->min_order > lc->best_order)
+		return 1;
+
+	fk.mask_id = m->id;
+	fk.pad = 0;
+	mw = (__u64 *)&m->mask;
+	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+		fw[j] = kw[j] & mw[j];
+	id = bpf_map_lookup_elem(&xf_flows, &fk);
+	if (!id)
+		return 0;
+	rule = bpf_map_lookup_elem(&xf_rules, id);
+	if (!rule || !(rule->flags & XDP_FLOW_DP_F_VALID))
+		return 0;
+	if (lc->best < 0 || rule->order < lc->best_order) {
+		lc->best = *id & 0x7fffffff;
+		lc->best_order = rule->order;
+	}
+	return 0;
+}
+
+/*
+ * Tuple-space search with TC's semantics: every mask may hold a match, the
+ * lowest order wins, whatever the mask. Returns the winning rule id or -1.
+ *
+ * bpf_loop() and a global function keep verification cheap: the body is
+ * checked once rather than for every iteration and every parser path
+ * (an open-coded loop took the verifier 1.5 s).
+ */
+__noinline int xdp_flow_lookup(struct xdp_flow_key *key)
+{
+	struct lookup_ctx lc = { .key = key, .best = -1, .best_order = ~0ULL };
+	__u32 zero = 0, n;
+	void *inner;
+
+	if (!key)
+		return -1;
+	inner = bpf_map_lookup_elem(&xf_masks, &zero);
+	if (!inner)
+		return -1;
+	lc.list = bpf_map_lookup_elem(inner, &zero);
+	if (!lc.list)
+		return -1;
+	n = lc.list->count;
+	if (n > XDP_FLOW_MAX_MASKS)
+		n = XDP_FLOW_MAX_MASKS;
+	bpf_loop(n, lookup_mask, &lc, 0);
+	return lc.best;
+}
+
+static __always_inline void count(__u32 rule_id, __u64 bytes)
+{
+	struct xdp_flow_dp_counter *c;
+
+	c = bpf_map_lookup_elem(&xf_counters, &rule_id);
+	if (!c)
+		return;
+	/* Per-CPU and XDP runs with bottom halves off: no atomics needed. */
+	c->packets++;
+	c->bytes += bytes;
+	c->lastused_ns = bpf_ktime_get_ns();
+}
+
+SEC("xdp")
+int xdp_flow(struct xdp_md *ctx)
+{
+	struct xdp_flow_key key __attribute__((aligned(8))) = {};
+	struct xdp_flow_dp_rule *rule;
+	struct xdp_flow_action *act;
+	__u64 tc_len = 0;
+	__u32 rule_id;
+	int ret;
+
+	ret = parse_frame(ctx, &key, &tc_len);
+	if (ret != PARSE_OK)
+		return ret;
+	key.ifindex = ctx->ingress_ifindex;
+
+	ret = xdp_flow_lookup(&key);
+	if (ret < 0)
+		return XDP_PASS;
+	rule_id = ret;
+	rule = bpf_map_lookup_elem(&xf_rules, &rule_id);
+	if (!rule)
+		return XDP_PASS;
+	/* Rules TC executes itself, and "pass", are counted by TC. */
+	if (rule->flags & XDP_FLOW_RULE_F_SOFTWARE || rule->nr_actions == 0)
+		return XDP_PASS;
+	act = &rule->actions[0];
+	switch (act->id) {
+	case XDP_FLOW_ACTION_DROP:
+		count(rule_id, tc_len);
+		return XDP_DROP;
+	case XDP_FLOW_ACTION_REDIRECT:
+		if (!act->ifindex)
+			return XDP_PASS;
+		count(rule_id, tc_len);
+		return bpf_redirect(act->ifindex, 0);
+	}
+	/* PASS, or an entry caught while being cleared. */
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The XDP program's tables, as the program and the helper both see them.
+ * Internal to umh/: what crosses the module boundary is in
+ * include/uapi/linux/xdp_flow.h.
+ *
+ * Maps (all pinned by name under XDP_FLOW_PIN_DIR):
+ *   xf_rules     ARRAY, rule id -> struct xdp_flow_dp_rule (what XDP executes)
+ *   xf_counters  PERCPU_ARRAY, rule id -> struct xdp_flow_dp_counter
+ *   xf_flows     HASH, struct xdp_flow_flow_key -> rule id (the best rule of
+ *                that mask and masked key)
+ *   xf_masks     ARRAY_OF_MAPS, one slot holding the current mask list (an
+ *                ARRAY of one struct xdp_flow_mask_list)
+ *   xf_rule_defs HASH, rule id -> struct xdp_flow_rule as the module sent it;
+ *                read only by the helper, to rebuild its tables on restart
+ */
+#ifndef _XDP_FLOW_DP_H
+#define _XDP_FLOW_DP_H
+
+#include <linux/types.h>
+#include <uapi/linux/xdp_flow.h>
+
+/* xdp_flow_dp_rule.flags: the uapi XDP_FLOW_RULE_F_* bits plus this one. */
+#define XDP_FLOW_DP_F_VALID	0x80000000u	/* the entry is a live rule */
+
+struct xdp_flow_dp_rule {
+	__u64	order;
+	__u32	flags;
+	__u32	nr_actions;
+	struct xdp_flow_action actions[XDP_FLOW_MAX_ACTIONS];
+};
+
+struct xdp_flow_dp_counter {
+	__u64	packets;
+	__u64	bytes;
+	__u64	lastused_ns;
+};
+
+/* The key is masked a 64-bit word at a time. */
+#define XDP_FLOW_KEY_WORDS	(sizeof(struct xdp_flow_key) / sizeof(__u64))
+
+struct xdp_flow_flow_key {
+	__u32	mask_id;	/* never reused while the pinned maps live */
+	__u32	pad;
+	struct xdp_flow_key key;	/* already masked */
+};
+
+struct xdp_flow_dp_mask {
+	__u32	id;
+	__u32	pad;
+	__u64	min_order;	/* <= the order of every rule in the mask */
+	struct xdp_flow_key mask;
+};
+
+/* The masks in the order the program tries them: ascending min_order. */
+struct xdp_flow_mask_list {
+	__u32	count;
+	__u32	pad;
+	struct xdp_flow_dp_mask masks[XDP_FLOW_MAX_MASKS];
+};
+
+#endif /* _XDP_FLOW_DP_H */
