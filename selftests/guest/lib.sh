@@ -134,6 +134,7 @@ __xf_ns_side()
 {
 	local ns=$1 dev=$2 addr=$3 gw=$4 gwmac=$5 addr6=${6:-} gw6=${7:-}
 
+	# shellcheck disable=SC2016  # expanded by the inner shell
 	ip netns exec "$ns" sh -c '
 		dev=$1 addr=$2 gw=$3 gwmac=$4 addr6=$5 gw6=$6
 		if [ -z "$addr6" ]; then

@@ -52,7 +52,7 @@ BAD_RE='\bWARNING\b|\bBUG\b|Oops|Call Trace|general protection'
 tests=()
 for t in selftests/guest/test_*.sh; do
 	[ -f "$t" ] || continue
-	if [ -n "$filter" ] && ! echo "$(basename "$t")" | grep -Eq -- "$filter"; then
+	if [ -n "$filter" ] && ! basename "$t" | grep -Eq -- "$filter"; then
 		continue
 	fi
 	tests+=("$t")

@@ -15,6 +15,7 @@ source "$XF_ROOT/selftests/guest/lib.sh"
 N=10
 TMPD=$(mktemp -d /tmp/xf-rig.XXXXXX)
 
+# shellcheck disable=SC2317  # called by the EXIT trap
 cleanup()
 {
 	ip link set dev veth0 xdp off 2>/dev/null

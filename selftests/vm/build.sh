@@ -8,7 +8,7 @@
 #     -I../../include works and two kernels never share object files).
 # Output: .cache/build/<series>/net/xdp_flow/xdp_flow.ko
 #
-# Usage: selftests/vm/build.sh <series> [series...]
+# Usage: selftests/vm/build.sh [series...]     (no series: user space only)
 # Env:   XF_SKIP_USER=1  do not build user space
 #        XF_VERBOSE=1    show the whole make output, not only its tail on errors
 # Exits non-zero if any part failed to build (all parts are attempted).
@@ -18,7 +18,6 @@ set -uo pipefail
 XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
-[ $# -ge 1 ] || { echo "usage: $0 <series> [series...]" >&2; exit 2; }
 
 msg() { echo "build: $*" >&2; }
 failed=0
@@ -35,7 +34,7 @@ run_make() {
 		make "$@" >"$log" 2>&1
 		rc=$?
 	fi
-	if [ $rc -ne 0 ]; then
+	if [ "$rc" -ne 0 ]; then
 		[ "${XF_VERBOSE:-0}" = 1 ] || tail -n 40 "$log" >&2
 		msg "FAILED: $what (rc $rc, log: $log)"
 		return 1

@@ -167,8 +167,9 @@ fetch_series() {
 	done
 
 	if [ -f "$envf" ] && [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$stamp" ]; then
-		# shellcheck disable=SC1090
+		# shellcheck disable=SC1090,SC2153
 		. "$envf"
+		# shellcheck disable=SC2153
 		if [ -f "$VMLINUZ" ] && [ -f "$KDIR/Makefile" ] &&
 		   [ -f "$ROOT/lib/modules/$KVER/modules.dep" ]; then
 			msg "kernel $series: $KVER (cached)"

@@ -1,0 +1,163 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The whole xdp_flow test suite (`make test`):
+#   1. selftests/vm/setup.sh   packages, virtme-ng, the Debian guest kernels
+#   2. selftests/vm/build.sh   user space, and the module for each kernel
+#   3. selftests/host/run.sh   host tests (helper + XDP program, no module)
+#   4. selftests/guest/run.sh  in a 6.12 guest, then in a 6.1 guest
+# Every `ok`/`not ok` line is shown as it comes, prefixed by where it ran
+# ([host], [6.12], [6.1]), and again in a summary at the end, which closes
+# with exactly one line "N passed, N failed, N skipped".
+# Exits non-zero if anything failed, a guest did not boot or finish, or no
+# test ran at all.
+#
+# Env (for developers):
+#   XF_SERIES="6.12"     guest kernels to run (default "6.12 6.1"; "" = none)
+#   XF_FILTER=regex      only guest tests whose file name matches
+#   XF_HOST=0            skip the host tests
+#   XF_SKIP_SETUP=1      skip setup.sh (and XF_SKIP_APT=1: no apt in setup.sh)
+#   XF_SKIP_BUILD=1      skip build.sh
+#   XF_TEST_TIMEOUT=s    per guest test (default 600)
+#   XF_GUEST_TIMEOUT=s   per guest boot (default 1500)
+
+set -u
+XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$XF_TOP" || exit 1
+
+SERIES=${XF_SERIES-6.12 6.1}
+RESULTS=$XF_TOP/.cache/results
+mkdir -p "$RESULTS"
+SUMMARY=$RESULTS/summary.txt
+: >"$SUMMARY.tmp"
+
+n_pass=0
+n_fail=0
+n_skip=0
+t_start=$(date +%s)
+
+# record <where> <line>: count and keep a result line.
+record()
+{
+	local where=$1 line=$2
+
+	case $line in
+	"not ok"*) n_fail=$((n_fail + 1)) ;;
+	"ok"*"# SKIP"*|"ok"*"# skip"*) n_skip=$((n_skip + 1)) ;;
+	"ok"*) n_pass=$((n_pass + 1)) ;;
+	*) return ;;
+	esac
+	echo "[$where] $line" >>"$SUMMARY.tmp"
+}
+
+# fail <where> <description>: a failure of the rig itself.
+fail()
+{
+	echo "[$1] not ok - $2"
+	record "$1" "not ok - $2"
+}
+
+# collect <where> cmd...: run cmd, show its output prefixed with [where],
+# record its result lines. Returns cmd's status; sets GOT_RESULTS (lines
+# seen), GOT_FAIL (not ok lines seen) and SAW_LINE (whether $MARK appeared).
+collect()
+{
+	local where=$1 line rc f
+	shift
+
+	f=$(mktemp)
+	"$@" </dev/null 2>&1 | tr -d '\r' | tee "$f" | sed -u "s/^/[$where] /"
+	rc=${PIPESTATUS[0]}
+	GOT_RESULTS=0
+	GOT_FAIL=0
+	SAW_LINE=0
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*|"not ok - "*|"ok "[0-9]*|"not ok "[0-9]*)
+			record "$where" "$line"
+			GOT_RESULTS=$((GOT_RESULTS + 1))
+			case $line in "not ok"*) GOT_FAIL=$((GOT_FAIL + 1)) ;; esac
+			;;
+		esac
+		if [ -n "${MARK:-}" ] && [[ $line == "$MARK"* ]]; then
+			SAW_LINE=1
+		fi
+	done <"$f"
+	rm -f "$f"
+	return "$rc"
+}
+
+phase()
+{
+	echo "# ==== $* ($(($(date +%s) - t_start)) s)"
+}
+
+finish()
+{
+	local total=$((n_pass + n_fail + n_skip)) rc=0
+
+	phase "summary"
+	cat "$SUMMARY.tmp"
+	if [ "$total" -eq 0 ]; then
+		echo "# no test ran"
+		rc=1
+	fi
+	[ "$n_fail" -eq 0 ] || rc=1
+	echo "$n_pass passed, $n_fail failed, $n_skip skipped" | tee -a "$SUMMARY.tmp"
+	mv -f "$SUMMARY.tmp" "$SUMMARY"
+	exit $rc
+}
+
+# 1. set-up
+if [ "${XF_SKIP_SETUP:-0}" != 1 ]; then
+	phase "setup"
+	# shellcheck disable=SC2086
+	if ! bash selftests/vm/setup.sh $SERIES </dev/null; then
+		fail host "setup: selftests/vm/setup.sh failed"
+		finish
+	fi
+fi
+
+# 2. build
+if [ "${XF_SKIP_BUILD:-0}" != 1 ]; then
+	phase "build"
+	# shellcheck disable=SC2086
+	if bash selftests/vm/build.sh $SERIES </dev/null; then
+		echo "# build: user space and module for ${SERIES:-no kernel}: ok"
+	else
+		fail host "build: selftests/vm/build.sh $SERIES failed (see above)"
+	fi
+fi
+
+# 3. host tests
+if [ "${XF_HOST:-1}" != 0 ]; then
+	if [ -f selftests/host/run.sh ]; then
+		phase "host tests"
+		MARK="" collect host bash selftests/host/run.sh
+		rc=$?
+		if [ $rc -ne 0 ] && [ "$GOT_FAIL" -eq 0 ]; then
+			fail host "selftests/host/run.sh exited with status $rc"
+		elif [ $rc -eq 0 ] && [ "$GOT_RESULTS" -eq 0 ]; then
+			fail host "selftests/host/run.sh reported no result"
+		fi
+	else
+		echo "# no selftests/host/run.sh: no host tests"
+	fi
+fi
+
+# 4. guests
+for s in $SERIES; do
+	phase "guest $s"
+	MARK="# guest kernel " collect "$s" \
+		bash selftests/vm/run-guest.sh "$s" selftests/guest/run.sh
+	rc=$?
+	if [ "$SAW_LINE" -eq 0 ]; then
+		fail "$s" "guest $s did not boot or did not start selftests/guest/run.sh (rc $rc)"
+	elif [ $rc -eq 124 ]; then
+		fail "$s" "guest $s did not finish in time (XF_GUEST_TIMEOUT=${XF_GUEST_TIMEOUT:-1500})"
+	elif [ $rc -ne 0 ] && [ "$GOT_FAIL" -eq 0 ]; then
+		fail "$s" "guest $s: selftests/guest/run.sh exited with status $rc"
+	fi
+done
+
+finish

@@ -1,0 +1,19 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make demo`: prepare this machine (selftests/vm/setup.sh), build for the
+# Debian 6.12 guest kernel, boot it and run selftests/guest/demo.sh there.
+# Env: XF_DEMO_SERIES (default 6.12), XF_GUEST_TIMEOUT (see run-guest.sh).
+
+set -uo pipefail
+XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$XF_TOP" || exit 1
+series=${XF_DEMO_SERIES:-6.12}
+
+if [ ! -f selftests/guest/demo.sh ]; then
+	echo "demo: selftests/guest/demo.sh does not exist (yet): nothing to show" >&2
+	exit 1
+fi
+bash selftests/vm/setup.sh "$series" </dev/null || { echo "demo: setup failed" >&2; exit 1; }
+bash selftests/vm/build.sh "$series" </dev/null || { echo "demo: build failed" >&2; exit 1; }
+exec bash selftests/vm/run-guest.sh "$series" bash selftests/guest/demo.sh
