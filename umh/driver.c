@@ -256,7 +256,8 @@ static int parse_field(const char *name, const char *val,
 	return 0;
 }
 
-static int parse_rule(char *args, struct xdp_flow_rule *r, char *msg,
+/* Also used by the host tests to write their rules as text. */
+int driver_parse_rule(char *args, struct xdp_flow_rule *r, char *msg,
 		      size_t len)
 {
 	bool eth_type_set = false;
@@ -318,7 +319,7 @@ static int parse_line(struct umh *u, char *line, struct umh_request *req,
 
 	if (!strcmp(cmd, "add")) {
 		req->cmd = XDP_FLOW_CMD_RULE_ADD;
-		return parse_rule(args, &req->rule, msg, len);
+		return driver_parse_rule(args, &req->rule, msg, len);
 	}
 	if (!strcmp(cmd, "del")) {
 		req->cmd = XDP_FLOW_CMD_RULE_DEL;

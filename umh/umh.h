@@ -108,5 +108,7 @@ void umh_handle(struct umh *u, const struct umh_request *req);
 /* genl.c and driver.c: the transports */
 int genl_run(struct umh *u);
 int driver_run(struct umh *u);
+int driver_parse_rule(char *args, struct xdp_flow_rule *r, char *msg,
+		      size_t len);
 
 #endif /* _XDP_FLOW_UMH_H */

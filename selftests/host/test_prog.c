@@ -1,0 +1,810 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Packet fixtures for the XDP program, through BPF_PROG_TEST_RUN: each case
+ * installs rules with the helper's own table code, runs a frame, and checks
+ * the verdict and the change of the rule's counters. No pinning: a helper
+ * running on this machine is not disturbed.
+ *
+ * Output: one "ok - ..." / "not ok - ... # reason" line per check group.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "umh.h"
+
+#define IFINDEX		1	/* lo: BPF_PROG_TEST_RUN wants a real device */
+#define NO_RULE		(~0u)
+
+static struct xdp_flow_bpf *skel;
+static struct table *tbl;
+static int prog_fd;
+static int failures, group_failed;
+static char group_why[256];
+
+/* --- reporting, in the style of selftests/lib.sh --- */
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (group_failed++)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(group_why, sizeof(group_why), fmt, ap);
+	va_end(ap);
+}
+
+static void log_test(const char *desc)
+{
+	if (group_failed) {
+		printf("not ok - %s # %s\n", desc, group_why);
+		failures++;
+	} else {
+		printf("ok - %s\n", desc);
+	}
+	group_failed = 0;
+	fflush(stdout);
+}
+
+/* --- frames --- */
+
+struct frame {
+	__u8 b[256];
+	size_t len;
+};
+
+static const __u8 mac_a[6] = { 2, 0, 0, 0, 0, 1 };
+static const __u8 mac_b[6] = { 2, 0, 0, 0, 0, 2 };
+
+static void put(struct frame *f, const void *p, size_t n)
+{
+	memcpy(f->b + f->len, p, n);
+	f->len += n;
+}
+
+static void put16(struct frame *f, __u16 v)
+{
+	v = htons(v);
+	put(f, &v, 2);
+}
+
+static void eth(struct frame *f, const __u8 *dst, const __u8 *src, __u16 type)
+{
+	f->len = 0;
+	memset(f->b, 0, sizeof(f->b));
+	put(f, dst, 6);
+	put(f, src, 6);
+	put16(f, type);
+}
+
+static void vlan(struct frame *f, __u16 tci, __u16 next)
+{
+	put16(f, tci);
+	put16(f, next);
+}
+
+static __u32 ip4(const char *s)
+{
+	__u32 a;
+
+	inet_pton(AF_INET, s, &a);
+	return a;
+}
+
+/* IPv4 header with @optlen option bytes; @l4len bytes follow it. */
+static void ipv4(struct frame *f, const char *src, const char *dst,
+		 __u8 proto, int optlen, __u16 frag, size_t l4len)
+{
+	__u8 h[60] = {};
+	__u32 s = ip4(src), d = ip4(dst);
+	__u16 tot = htons(20 + optlen + l4len), fo = htons(frag);
+
+	h[0] = 0x40 | ((20 + optlen) / 4);
+	h[1] = 0x10;
+	memcpy(h + 2, &tot, 2);
+	memcpy(h + 6, &fo, 2);
+	h[8] = 64;
+	h[9] = proto;
+	memcpy(h + 12, &s, 4);
+	memcpy(h + 16, &d, 4);
+	if (optlen)
+		h[20] = 1;	/* NOP options */
+	memset(h + 20, 1, optlen);
+	put(f, h, 20 + optlen);
+}
+
+static void ipv6(struct frame *f, const char *src, const char *dst,
+		 __u8 nexthdr, size_t paylen)
+{
+	__u8 h[40] = {};
+
+	h[0] = 0x60;
+	h[4] = paylen >> 8;
+	h[5] = paylen & 0xff;
+	h[6] = nexthdr;
+	h[7] = 64;
+	inet_pton(AF_INET6, src, h + 8);
+	inet_pton(AF_INET6, dst, h + 24);
+	put(f, h, 40);
+}
+
+static void udp(struct frame *f, __u16 sport, __u16 dport, size_t paylen)
+{
+	__u8 zero[128] = {};
+
+	put16(f, sport);
+	put16(f, dport);
+	put16(f, 8 + paylen);
+	put16(f, 0);
+	put(f, zero, paylen);
+}
+
+static void tcp(struct frame *f, __u16 sport, __u16 dport, __u16 flags)
+{
+	__u8 zero[12] = {};
+
+	put16(f, sport);
+	put16(f, dport);
+	put(f, zero, 8);
+	put16(f, 0x5000 | flags);
+	put(f, zero, 6);
+}
+
+static struct frame udp4(const char *src, const char *dst, __u16 sport,
+			 __u16 dport)
+{
+	struct frame f;
+
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	ipv4(&f, src, dst, IPPROTO_UDP, 0, 0, 8 + 10);
+	udp(&f, sport, dport, 10);
+	return f;
+}
+
+static struct frame tcp4(const char *dst, __u16 dport, __u16 flags)
+{
+	struct frame f;
+
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	ipv4(&f, "10.9.9.9", dst, IPPROTO_TCP, 0, 0, 20);
+	tcp(&f, 40000, dport, flags);
+	return f;
+}
+
+static struct frame udp6(const char *src, const char *dst, __u16 dport)
+{
+	struct frame f;
+
+	eth(&f, mac_b, mac_a, ETH_P_IPV6);
+	ipv6(&f, src, dst, IPPROTO_UDP, 8 + 10);
+	udp(&f, 1000, dport, 10);
+	return f;
+}
+
+static struct frame arp(__u16 op, const char *sip, const char *tip)
+{
+	struct frame f;
+	__u32 s = ip4(sip), t = ip4(tip);
+
+	eth(&f, mac_b, mac_a, ETH_P_ARP);
+	put16(&f, 1);
+	put16(&f, ETH_P_IP);
+	put(&f, "\x06\x04", 2);
+	put16(&f, op);
+	put(&f, mac_a, 6);
+	put(&f, &s, 4);
+	put(&f, mac_b, 6);
+	put(&f, &t, 4);
+	return f;
+}
+
+/* --- rules --- */
+
+static int add(const char *fmt, ...)
+{
+	struct xdp_flow_rule r;
+	char args[512], msg[UMH_MSG_LEN] = "";
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	err = driver_parse_rule(args, &r, msg, sizeof(msg));
+	if (!err)
+		err = table_rule_add(tbl, &r, msg, sizeof(msg));
+	if (err == -EINVAL || err == -ENOSPC)
+		return err;	/* the cases that expect it check it */
+	if (err)
+		fail("add %s: %s", fmt, msg);
+	return err;
+}
+
+static void del(__u32 id)
+{
+	char msg[UMH_MSG_LEN];
+
+	if (table_rule_del(tbl, id, msg, sizeof(msg)))
+		fail("del %u: %s", id, msg);
+}
+
+static void del_all(void)
+{
+	struct xdp_flow_stats *st;
+	size_t n, i;
+
+	if (table_stats_all(tbl, &st, &n))
+		return;
+	for (i = 0; i < n; i++)
+		del(st[i].id);
+	free(st);
+}
+
+static struct xdp_flow_stats stats(__u32 id)
+{
+	struct xdp_flow_stats st = {};
+	char msg[UMH_MSG_LEN];
+
+	table_stats(tbl, id, &st, msg, sizeof(msg));
+	return st;
+}
+
+/* --- running frames --- */
+
+static int run_frame(const struct frame *f, int repeat, __u32 *duration)
+{
+	/* data_end must be the frame length (no metadata in front). */
+	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = IFINDEX };
+	__u8 out[256];
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		    .data_in = f->b, .data_size_in = f->len,
+		    .data_out = out, .data_size_out = sizeof(out),
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
+		    .repeat = repeat);
+	int err;
+
+	err = bpf_prog_test_run_opts(prog_fd, &opts);
+	if (err)
+		return err;
+	if (duration)
+		*duration = opts.duration;
+	return opts.retval;
+}
+
+static const char *verdict_name(int v)
+{
+	switch (v) {
+	case XDP_DROP: return "DROP";
+	case XDP_PASS: return "PASS";
+	case XDP_REDIRECT: return "REDIRECT";
+	case XDP_TX: return "TX";
+	}
+	return "error";
+}
+
+/*
+ * Runs @f once: the verdict must be @verdict and rule @id's counters must
+ * grow by @packets and by @bytes (TC's bytes: without the Ethernet header
+ * and the outer VLAN tag). Returns whether everything held.
+ */
+static bool expect(const char *what, const struct frame *f, int verdict,
+		   __u32 id, __u64 packets, __u64 bytes)
+{
+	struct xdp_flow_stats before = {}, after = {};
+	int got;
+
+	if (id != NO_RULE)
+		before = stats(id);
+	got = run_frame(f, 1, NULL);
+	if (id != NO_RULE)
+		after = stats(id);
+	if (got != verdict) {
+		fail("%s: verdict %s, expected %s", what, verdict_name(got),
+		     verdict_name(verdict));
+		return false;
+	}
+	if (id == NO_RULE)
+		return true;
+	if (after.packets - before.packets != packets ||
+	    after.bytes - before.bytes != bytes) {
+		fail("%s: rule %u counted %llu packets %llu bytes, expected %llu/%llu",
+		     what, id,
+		     (unsigned long long)(after.packets - before.packets),
+		     (unsigned long long)(after.bytes - before.bytes),
+		     (unsigned long long)packets, (unsigned long long)bytes);
+		return false;
+	}
+	if (packets && !after.lastused_ns) {
+		fail("%s: lastused_ns not set", what);
+		return false;
+	}
+	return true;
+}
+
+/* TC's byte count of an untagged frame. */
+static __u64 tcb(const struct frame *f)
+{
+	return f->len - ETH_HLEN;
+}
+
+/* --- the cases --- */
+
+static void test_ipv4(void)
+{
+	struct frame f;
+
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	add("id=2 prio=1 dev=%d src_ip=192.168.1.0/24 action=drop", IFINDEX);
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	expect("dst hit", &f, XDP_DROP, 1, 1, tcb(&f));
+	f = udp4("10.9.9.9", "10.0.0.2", 1, 2);
+	expect("dst miss", &f, XDP_PASS, 1, 0, 0);
+	f = udp4("192.168.1.77", "10.0.0.3", 1, 2);
+	expect("src /24 hit", &f, XDP_DROP, 2, 1, tcb(&f));
+	f = udp4("192.168.2.77", "10.0.0.3", 1, 2);
+	expect("src /24 miss", &f, XDP_PASS, 2, 0, 0);
+	log_test("IPv4 dst exact and src /24 match, misses pass");
+	del_all();
+}
+
+static void test_ipv6(void)
+{
+	struct frame f;
+
+	add("id=1 prio=1 dev=%d dst_ip=2001:db8::/64 action=drop", IFINDEX);
+	add("id=2 prio=1 dev=%d src_ip=2001:db8:1::7 action=drop", IFINDEX);
+	f = udp6("2001:db8:2::1", "2001:db8::5", 53);
+	expect("dst /64 hit", &f, XDP_DROP, 1, 1, tcb(&f));
+	f = udp6("2001:db8:2::1", "2001:db9::5", 53);
+	expect("dst /64 miss", &f, XDP_PASS, 1, 0, 0);
+	f = udp6("2001:db8:1::7", "2001:db9::5", 53);
+	expect("src hit", &f, XDP_DROP, 2, 1, tcb(&f));
+	/* A hop-by-hop header: the program cannot key it, the stack does. */
+	add("id=3 prio=9 dev=%d eth_type=ipv6 action=drop", IFINDEX);
+	eth(&f, mac_b, mac_a, ETH_P_IPV6);
+	ipv6(&f, "2001:db8:1::7", "2001:db8::5", 0, 8 + 8);
+	put(&f, "\x11\x00\x01\x04\x00\x00\x00\x00", 8);
+	udp(&f, 1, 53, 0);
+	expect("extension header", &f, XDP_PASS, 3, 0, 0);
+	log_test("IPv6 dst /64 and src match; extension header passes");
+	del_all();
+}
+
+static void test_ports(void)
+{
+	struct frame f;
+
+	add("id=1 prio=1 dev=%d ip_proto=tcp dst_port=80 action=drop", IFINDEX);
+	add("id=2 prio=1 dev=%d ip_proto=udp src_port=5353 action=drop", IFINDEX);
+	f = tcp4("10.0.0.1", 80, 0x10);
+	expect("tcp dport hit", &f, XDP_DROP, 1, 1, tcb(&f));
+	f = tcp4("10.0.0.1", 81, 0x10);
+	expect("tcp dport miss", &f, XDP_PASS, 1, 0, 0);
+	f = udp4("10.9.9.9", "10.0.0.1", 1000, 80);
+	expect("udp to 80", &f, XDP_PASS, 1, 0, 0);
+	f = udp4("10.9.9.9", "10.0.0.1", 5353, 9);
+	expect("udp sport hit", &f, XDP_DROP, 2, 1, tcb(&f));
+	log_test("TCP and UDP ports");
+	del_all();
+
+	add("id=1 prio=1 dev=%d ip_proto=tcp tcp_flags=0x02/0x02 action=drop",
+	    IFINDEX);
+	f = tcp4("10.0.0.1", 80, 0x02);
+	expect("syn", &f, XDP_DROP, 1, 1, tcb(&f));
+	f = tcp4("10.0.0.1", 80, 0x10);
+	expect("ack", &f, XDP_PASS, 1, 0, 0);
+	add("id=2 prio=1 dev=%d ip_proto=icmp icmp_type=8 action=drop", IFINDEX);
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	ipv4(&f, "10.0.0.2", "10.0.0.1", IPPROTO_ICMP, 0, 0, 8);
+	put(&f, "\x08\x00\x00\x00\x00\x01\x00\x01", 8);
+	expect("echo request", &f, XDP_DROP, 2, 1, tcb(&f));
+	f.b[34] = 0;
+	expect("echo reply", &f, XDP_PASS, 2, 0, 0);
+	log_test("TCP flags and ICMP type");
+	del_all();
+}
+
+static void test_eth_vlan_arp(void)
+{
+	struct frame f;
+
+	add("id=1 prio=1 dev=%d dst_mac=02:00:00:00:00:09 action=drop", IFINDEX);
+	add("id=2 prio=1 dev=%d src_mac=02:00:00:00:00:08 action=drop", IFINDEX);
+	add("id=3 prio=1 dev=%d eth_type=0x0806 action=drop", IFINDEX);
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	f.b[5] = 9;
+	expect("eth dst", &f, XDP_DROP, 1, 1, tcb(&f));
+	f.b[5] = 2;
+	f.b[11] = 8;
+	expect("eth src", &f, XDP_DROP, 2, 1, tcb(&f));
+	f.b[11] = 1;
+	expect("eth miss", &f, XDP_PASS, NO_RULE, 0, 0);
+	f = arp(1, "10.0.0.2", "10.0.0.1");
+	expect("eth type", &f, XDP_DROP, 3, 1, tcb(&f));
+	log_test("Ethernet dst, src and type");
+	del_all();
+
+	add("id=1 prio=1 dev=%d eth_type=arp ip_proto=1 dst_ip=10.0.0.1 action=drop",
+	    IFINDEX);
+	f = arp(1, "10.0.0.2", "10.0.0.1");
+	expect("arp request", &f, XDP_DROP, 1, 1, tcb(&f));
+	f = arp(2, "10.0.0.2", "10.0.0.1");
+	expect("arp reply", &f, XDP_PASS, 1, 0, 0);
+	f = arp(1, "10.0.0.2", "10.0.0.1");
+	f.b[19] = 5;	/* hlen 5: not keyed */
+	expect("odd arp", &f, XDP_PASS, 1, 0, 0);
+	log_test("ARP opcode and target address");
+	del_all();
+
+	add("id=1 prio=1 dev=%d vlan_id=100 action=drop", IFINDEX);
+	eth(&f, mac_b, mac_a, ETH_P_8021Q);
+	vlan(&f, 100 | 0x1000 /* DEI */, ETH_P_IP);
+	ipv4(&f, "10.9.9.9", "10.0.0.1", IPPROTO_UDP, 0, 0, 8);
+	udp(&f, 1, 2, 0);
+	expect("vlan 100 (DEI set)", &f, XDP_DROP, 1, 1, f.len - ETH_HLEN - 4);
+	f.b[15] = 101;
+	expect("vlan 101", &f, XDP_PASS, 1, 0, 0);
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	expect("untagged", &f, XDP_PASS, 1, 0, 0);
+	/* QinQ: outer 100 matches, TC counts without the outer tag only. */
+	eth(&f, mac_b, mac_a, ETH_P_8021AD);
+	f.b[12] = 0x81;	/* outer TPID 0x8100 so vlan_tpid matches */
+	f.b[13] = 0x00;
+	vlan(&f, 100, ETH_P_8021Q);
+	vlan(&f, 7, ETH_P_IP);
+	ipv4(&f, "10.9.9.9", "10.0.0.1", IPPROTO_UDP, 0, 0, 8);
+	udp(&f, 1, 2, 0);
+	expect("qinq", &f, XDP_DROP, 1, 1, f.len - ETH_HLEN - 4);
+	eth(&f, mac_b, mac_a, ETH_P_8021Q);
+	vlan(&f, 100, ETH_P_8021Q);
+	vlan(&f, 7, ETH_P_8021Q);
+	vlan(&f, 8, ETH_P_IP);
+	ipv4(&f, "10.9.9.9", "10.0.0.1", IPPROTO_UDP, 0, 0, 8);
+	udp(&f, 1, 2, 0);
+	expect("three tags", &f, XDP_PASS, 1, 0, 0);
+	log_test("VLAN id (DEI ignored, outer tag not counted), QinQ, three tags pass");
+	del_all();
+}
+
+/* Two masks, the lower order wins whatever the mask and the add order. */
+static void test_prio(bool reverse)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 53);
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (i == reverse)
+			add("id=1 prio=2 dev=%d dst_ip=10.0.0.1 action=drop",
+			    IFINDEX);
+		else
+			add("id=2 prio=1 dev=%d ip_proto=udp dst_port=53 action=redirect:%d",
+			    IFINDEX, IFINDEX);
+	}
+	expect("both match", &f, XDP_REDIRECT, 2, 1, tcb(&f));
+	expect("both match (loser)", &f, XDP_REDIRECT, 1, 0, 0);
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 54);
+	expect("only prio 2", &f, XDP_DROP, 1, 1, tcb(&f));
+	del(2);
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 53);
+	expect("after delete", &f, XDP_DROP, 1, 1, tcb(&f));
+	log_test(reverse ? "prio across two masks (lower prio added first)" :
+			   "prio across two masks (lower prio added last)");
+	del_all();
+}
+
+static void test_same_key(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.9", 1, 2);
+
+	add("id=1 prio=5 dev=%d dst_ip=10.0.0.9 action=drop", IFINDEX);
+	add("id=2 prio=3 dev=%d dst_ip=10.0.0.9 action=redirect:%d", IFINDEX,
+	    IFINDEX);
+	expect("better one", &f, XDP_REDIRECT, 2, 1, tcb(&f));
+	del(2);
+	expect("next best", &f, XDP_DROP, 1, 1, tcb(&f));
+	del(1);
+	expect("none", &f, XDP_PASS, NO_RULE, 0, 0);
+	log_test("equal masked key, two prios: the better wins, then the next");
+	del_all();
+}
+
+static void test_software(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+
+	add("id=1 prio=1 software dev=%d dst_ip=10.0.0.0/8 action=drop",
+	    IFINDEX);
+	add("id=2 prio=2 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	expect("shadowed drop", &f, XDP_PASS, 2, 0, 0);
+	expect("software rule not counted", &f, XDP_PASS, 1, 0, 0);
+	add("id=3 prio=0 dev=%d dst_ip=10.0.0.1 action=pass", IFINDEX);
+	expect("pass rule not counted", &f, XDP_PASS, 3, 0, 0);
+	del(1);
+	del(3);
+	expect("unshadowed", &f, XDP_DROP, 2, 1, tcb(&f));
+	log_test("software rule shadows a drop; pass and software are not counted");
+	del_all();
+}
+
+static void test_malformed_frames(void)
+{
+	struct frame f;
+
+	add("id=1 prio=9 dev=%d eth_type=ipv4 action=drop", IFINDEX);
+	add("id=2 prio=9 dev=%d action=drop", IFINDEX);	/* any frame */
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	expect("ethernet only", &f, XDP_PASS, 1, 0, 0);
+	ipv4(&f, "10.9.9.9", "10.0.0.1", IPPROTO_UDP, 0, 0, 8);
+	f.len -= 6;
+	expect("IPv4 header cut", &f, XDP_PASS, 1, 0, 0);
+	f = tcp4("10.0.0.1", 80, 0x10);
+	f.len -= 10;
+	f.b[17] -= 10;	/* tot_len agrees with the frame */
+	expect("TCP header cut", &f, XDP_PASS, 1, 0, 0);
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	f.b[17] += 40;
+	expect("tot_len beyond the frame", &f, XDP_PASS, 1, 0, 0);
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	f.b[14] = 0x44;
+	expect("ihl 4", &f, XDP_PASS, 1, 0, 0);
+	eth(&f, mac_b, mac_a, 0x88b5);
+	put(&f, "0123456789abcdef", 16);
+	expect("unknown EtherType", &f, XDP_PASS, 2, 0, 0);
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	expect("control: whole frame", &f, XDP_DROP, 1, 1, tcb(&f));
+	log_test("truncated or inconsistent frames and unknown EtherTypes pass");
+	del_all();
+}
+
+static void test_options_frags(void)
+{
+	struct frame f;
+
+	add("id=1 prio=1 dev=%d ip_proto=udp dst_port=53 action=drop", IFINDEX);
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	ipv4(&f, "10.9.9.9", "10.0.0.1", IPPROTO_UDP, 8, 0, 8 + 4);
+	udp(&f, 1, 53, 4);
+	expect("IPv4 options", &f, XDP_DROP, 1, 1, tcb(&f));
+	log_test("IPv4 with options: ports found after them");
+
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	ipv4(&f, "10.9.9.9", "10.0.0.1", IPPROTO_UDP, 0, 0x2000, 8 + 8);
+	udp(&f, 1, 53, 8);
+	expect("first fragment, ports not keyed", &f, XDP_PASS, 1, 0, 0);
+	add("id=2 prio=2 dev=%d ip_proto=udp frag=3/3 action=drop", IFINDEX);
+	add("id=3 prio=2 dev=%d ip_proto=udp frag=1/3 action=drop", IFINDEX);
+	expect("first fragment", &f, XDP_DROP, 2, 1, tcb(&f));
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	ipv4(&f, "10.9.9.9", "10.0.0.1", IPPROTO_UDP, 0, 0x0003, 8 + 8);
+	udp(&f, 1, 53, 8);	/* bytes that look like ports */
+	expect("later fragment", &f, XDP_DROP, 3, 1, tcb(&f));
+	log_test("IPv4 fragments: frag flags keyed, ports not");
+	del_all();
+}
+
+static void test_replace(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	struct xdp_flow_stats st;
+
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	expect("hit", &f, XDP_DROP, 1, 1, tcb(&f));
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	st = stats(1);
+	if (st.packets != 1)
+		fail("identical re-add reset the counters");
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=redirect:%d", IFINDEX,
+	    IFINDEX);
+	st = stats(1);
+	if (st.packets != 0)
+		fail("changed rule kept the counters");
+	expect("replaced", &f, XDP_REDIRECT, 1, 1, tcb(&f));
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.2 action=drop", IFINDEX);
+	expect("old key gone", &f, XDP_PASS, 1, 0, 0);
+	log_test("replace by id: identical keeps counters, changed resets them");
+	del_all();
+}
+
+static void test_invalid(void)
+{
+	struct xdp_flow_rule r;
+	char msg[UMH_MSG_LEN];
+	unsigned int before = table_rule_count(tbl);
+	int err;
+
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	before = table_rule_count(tbl);
+#define BAD(what, ...) do {						\
+	err = add(__VA_ARGS__);						\
+	if (err != -EINVAL)						\
+		fail("%s: got %d, expected -EINVAL", what, err);	\
+} while (0)
+	BAD("id out of range", "id=%u prio=1 action=drop", XDP_FLOW_MAX_RULES);
+	BAD("unknown action", "id=2 prio=1 action=raw:9");
+	BAD("unspec action", "id=2 prio=1 action=raw:0");
+	BAD("redirect without ifindex", "id=2 prio=1 action=raw:3");
+	BAD("bits outside mask", "id=2 prio=1 dst_ip=10.0.0.1/24 action=drop");
+	BAD("action after terminal", "id=2 prio=1 action=drop action=pass");
+	BAD("no actions", "id=2 prio=1 dst_ip=10.0.0.1");
+	BAD("replacing with garbage", "id=1 prio=1 action=raw:77");
+
+	memset(&r, 0, sizeof(r));
+	r.id = 2;
+	r.nr_actions = XDP_FLOW_MAX_ACTIONS + 1;
+	if (table_rule_add(tbl, &r, msg, sizeof(msg)) != -EINVAL)
+		fail("nr_actions too big accepted");
+	r.nr_actions = 1;
+	r.actions[0].id = XDP_FLOW_ACTION_DROP;
+	r.flags = 0x10;
+	if (table_rule_add(tbl, &r, msg, sizeof(msg)) != -EINVAL)
+		fail("unknown flags accepted");
+	if (table_rule_count(tbl) != before)
+		fail("rule count changed");
+	{
+		struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+
+		expect("rule 1 intact", &f, XDP_DROP, 1, 1, tcb(&f));
+	}
+	log_test("malformed rules: -EINVAL, tables unchanged");
+	del_all();
+}
+
+static void test_full(void)
+{
+	/* Source port 0xffff: masked by any of 1..128 it is never 0. */
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 0xffff, 2);
+	struct xdp_flow_stats st;
+	char msg[UMH_MSG_LEN];
+	struct timespec t0, t1;
+	int i, err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* 128 distinct masks: src port masks 1..128, key 0. */
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		if (add("id=%d prio=%d dev=%d ip_proto=udp src_port=0/%d action=drop",
+			i + 10, i + 10, IFINDEX, i + 1))
+			break;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("# %d masks added in %.1f ms (one mask list swap each)\n", i,
+	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	if (table_mask_count(tbl) != XDP_FLOW_MAX_MASKS)
+		fail("%u masks, expected %u", table_mask_count(tbl),
+		     XDP_FLOW_MAX_MASKS);
+	err = add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	if (err != -ENOSPC)
+		fail("mask 129 gave %d, expected -ENOSPC", err);
+	if (table_rule_count(tbl) != XDP_FLOW_MAX_MASKS ||
+	    table_stats(tbl, 1, &st, msg, sizeof(msg)) != -ENOENT)
+		fail("the refused rule left something behind");
+	expect("refused rule not in XDP", &f, XDP_PASS, NO_RULE, 0, 0);
+	/* A rule in an existing mask still fits. */
+	if (add("id=2 prio=1 dev=%d ip_proto=udp src_port=1/1 action=drop",
+		IFINDEX))
+		fail("rule in an existing mask refused");
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	expect("rule in existing mask", &f, XDP_DROP, 2, 1, tcb(&f));
+	log_test("mask table full: -ENOSPC, nothing changed");
+	del_all();
+	if (table_mask_count(tbl) || table_rule_count(tbl))
+		fail("%u masks %u rules left", table_mask_count(tbl),
+		     table_rule_count(tbl));
+	log_test("deleting every rule empties the tables");
+}
+
+/* Restart: a new table over the same maps keeps rules and counters. */
+static void test_recover(void)
+{
+	struct frame f1 = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	struct frame f2 = udp4("10.9.9.9", "10.0.0.2", 1, 2);
+	char msg[UMH_MSG_LEN];
+
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	add("id=2 prio=1 dev=%d dst_ip=10.0.0.2 action=drop", IFINDEX);
+	expect("before", &f1, XDP_DROP, 1, 1, tcb(&f1));
+
+	table_free(tbl);
+	tbl = table_new(skel);
+	if (!tbl || table_recover(tbl)) {
+		fail("recover failed");
+		log_test("restart: rules recovered from the maps");
+		exit(1);
+	}
+	if (table_rule_count(tbl) != 2)
+		fail("%u rules recovered", table_rule_count(tbl));
+	expect("old state forwards", &f2, XDP_DROP, 2, 1, tcb(&f2));
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	if (stats(1).packets != 1)
+		fail("replayed rule lost its counters");
+	if (table_sync(tbl, msg, sizeof(msg)))
+		fail("sync: %s", msg);
+	expect("replayed rule", &f1, XDP_DROP, 1, 1, tcb(&f1));
+	expect("rule not replayed is gone", &f2, XDP_PASS, NO_RULE, 0, 0);
+	if (table_rule_count(tbl) != 1)
+		fail("%u rules after sync", table_rule_count(tbl));
+	log_test("restart: rules recovered, replay keeps counters, sync drops the rest");
+	del_all();
+}
+
+/* The checks above must be able to fail: feed them wrong expectations. */
+static void test_negative_control(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	bool caught_verdict, caught_count;
+
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	caught_verdict = !expect("wrong verdict", &f, XDP_PASS, 1, 1, tcb(&f));
+	group_failed = 0;
+	caught_count = !expect("wrong count", &f, XDP_DROP, 1, 2, tcb(&f));
+	group_failed = 0;
+	if (!caught_verdict)
+		fail("a wrong expected verdict went unnoticed");
+	if (!caught_count)
+		fail("a wrong expected count went unnoticed");
+	log_test("negative control: wrong expectations are caught");
+	del_all();
+}
+
+static void measure(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	__u32 ns_hit = 0, ns_miss = 0;
+
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	if (run_frame(&f, 1000000, &ns_hit) != XDP_DROP)
+		fail("hit not dropped");
+	f = udp4("10.9.9.9", "10.0.0.2", 1, 2);
+	run_frame(&f, 1000000, &ns_miss);
+	printf("# 1 mask: %u ns/packet on a hit (drop), %u ns on a miss\n",
+	       ns_hit, ns_miss);
+	log_test("BPF_PROG_TEST_RUN repeat (timing, see the comment line)");
+	del_all();
+}
+
+int main(int argc, char **argv)
+{
+	log_init(LOG_DEST_STDERR, false);
+	skel = dp_open(NULL);
+	if (!skel) {
+		printf("not ok - load the XDP program # %s\n", strerror(errno));
+		return 1;
+	}
+	prog_fd = dp_prog_fd(skel);
+	tbl = table_new(skel);
+	if (!tbl || table_recover(tbl)) {
+		printf("not ok - table setup\n");
+		return 1;
+	}
+	printf("ok - load the XDP program and the tables\n");
+
+	test_negative_control();
+	test_ipv4();
+	test_ipv6();
+	test_ports();
+	test_eth_vlan_arp();
+	test_prio(false);
+	test_prio(true);
+	test_same_key();
+	test_software();
+	test_malformed_frames();
+	test_options_frags();
+	test_replace();
+	test_invalid();
+	test_recover();
+	if (argc < 2 || strcmp(argv[1], "--quick"))
+		test_full();
+	measure();
+
+	table_free(tbl);
+	dp_close(skel);
+	return failures ? 1 : 0;
+}
