@@ -59,13 +59,23 @@ tc_filter_json()
 
 # tc_stat <ns> <dev> <pref> <field>: a field of the first action's stats of
 # the filter: packets, bytes (software and hardware together, as TC adds
-# them up), hw_packets, hw_bytes, sw_packets, sw_bytes.
+# them up), hw_packets, hw_bytes, sw_packets, sw_bytes. iproute2 prints the
+# sw_ and hw_ fields only when the hardware counters are not zero: absent,
+# they read as 0 (a test expecting hardware packets then fails on 0); the
+# stats object and its packets/bytes must be there.
 tc_stat()
 {
 	local ns=$1 dev=$2 pref=$3 field=$4 js val
 
 	js=$(tc_filter_json "$ns" "$dev" "$pref") || return 1
-	val=$(echo "$js" | jq -r ".options.actions[0].stats.$field // empty")
+	case $field in
+	hw_*|sw_*)
+		val=$(echo "$js" | jq -r ".options.actions[0].stats |
+			if . == null or .packets == null then empty
+			else (.$field // 0) end") ;;
+	*)
+		val=$(echo "$js" | jq -r ".options.actions[0].stats.$field // empty") ;;
+	esac
 	if [ -z "$val" ]; then
 		xf_err "filter pref $pref on $dev has no stats field '$field': $js"
 		return 1

@@ -419,6 +419,11 @@ static int xf_request(struct xf_ctx *ctx, uint8_t cmd, bool dump,
 	}
 	while (!req->done) {
 		err = nl_recvmsgs(ctx->sk, cb);
+		/* An error message stops libnl with its own error code: the
+		 * errno the kernel sent is in @req.
+		 */
+		if (req->done)
+			break;
 		if (err < 0) {
 			/* libnl's own errors (interrupted dump, bad sequence) */
 			if (!req->extack[0])
