@@ -106,6 +106,18 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_rule_defs SEC(".maps");
 
+/* A 16-bit length read from the packet, with its bounds made explicit:
+ * the verifiers of 6.1 and 6.12 lose them across a byte swap, and then
+ * refuse to add the length to a packet pointer.
+ */
+static __always_inline __u32 pkt_len16(__be16 v)
+{
+	__u32 len = bpf_ntohs(v);
+
+	asm volatile("%[len] &= 0xffff" : [len] "+r"(len));
+	return len;
+}
+
 /* Values of XDP_PASS and below stop parsing with that verdict. */
 #define PARSE_OK	(-1)
 
@@ -185,7 +197,7 @@ static __always_inline int parse_ipv4(void *nh, void *data_end,
 	if (iph->version != 4 || iph->ihl < 5)
 		return XDP_PASS;
 	hlen = iph->ihl * 4;
-	tot_len = bpf_ntohs(iph->tot_len);
+	tot_len = pkt_len16(iph->tot_len);
 	if (nh + hlen > data_end || tot_len < hlen || nh + tot_len > data_end)
 		return XDP_PASS;
 
@@ -226,7 +238,7 @@ static __always_inline int parse_ipv6(void *nh, void *data_end,
 		return XDP_PASS;
 	if (ip6h->version != 6)
 		return XDP_PASS;
-	end = (void *)(ip6h + 1) + bpf_ntohs(ip6h->payload_len);
+	end = (void *)(ip6h + 1) + pkt_len16(ip6h->payload_len);
 	if (end > data_end)
 		return XDP_PASS;
 	if (ipv6_is_ext_hdr(ip6h->nexthdr))
