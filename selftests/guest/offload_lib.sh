@@ -48,7 +48,9 @@ tc_filter_json()
 {
 	local ns=$1 dev=$2 pref=$3 out
 
-	out=$(xf_nsexec "$ns" tc -s -j filter show dev "$dev" ingress pref "$pref" |
+	# A stats request that hangs in the module must fail the check, not
+	# the whole test by its timeout.
+	out=$(xf_nsexec "$ns" timeout 20 tc -s -j filter show dev "$dev" ingress pref "$pref" |
 	      jq -c '[.[] | select(.options != null)] | .[0] // empty')
 	if [ -z "$out" ]; then
 		xf_err "no filter with pref $pref on $dev${ns:+ in $ns}"
@@ -157,7 +159,7 @@ xf_status_get()
 {
 	local js
 
-	js=$("$XF_CLI" -j status) || return 1
+	js=$(timeout 20 "$XF_CLI" -j status) || return 1
 	echo "$js" | jq -r "$1"
 }
 
@@ -193,7 +195,7 @@ xf_rule_json()
 {
 	local dev=$1 prio=$2 js n
 
-	js=$("$XF_CLI" -j show dev "$dev") || return 1
+	js=$(timeout 20 "$XF_CLI" -j show dev "$dev") || return 1
 	n=$(echo "$js" | jq "[.[] | select(.prio == $prio)] | length")
 	if [ "$n" != 1 ]; then
 		xf_err "xdp-flow show dev $dev lists $n rules with prio $prio: $js"
@@ -278,7 +280,7 @@ xf_test_setup()
 	xf_load "$@"
 	check_err $? "xf_load failed"
 	if [ $RET -eq 0 ]; then
-		xf_wait_helper
+		xf_wait_helper 20
 		check_err $? "the helper did not come up"
 	fi
 	if [ $RET -eq 0 ]; then

@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The demonstration behind `make demo` (run in a guest by tools/demo.sh):
+# load xdp_flow, build the standard topology, enable offload on veth0, add a
+# drop rule and a redirect rule with plain tc, send traffic, and show what
+# tc, ip and xdp-flow report. Exits non-zero if any outcome is not the
+# expected one.
+#
+#   xfa: veth_a 10.0.1.1 -- veth0 (root, XDP) -- veth1 -- veth_b 10.0.2.1 (xfb)
+#                                             -- veth2 -- veth_c 10.0.3.1 (xfc)
+
+XF_ROOT=${XF_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+cd "$XF_ROOT" || exit 1
+source "$XF_ROOT/selftests/lib.sh"
+source "$XF_ROOT/selftests/guest/lib.sh"
+source "$XF_ROOT/selftests/guest/offload_lib.sh"
+
+N=100
+failed=0
+
+step()
+{
+	printf '\n\033[1m==> %s\033[0m\n' "$*"
+}
+
+# show <command...>: print the command, then run it.
+show()
+{
+	printf '$ %s\n' "$*"
+	"$@"
+}
+
+# expect <description> <status>
+expect()
+{
+	if [ "$2" -eq 0 ]; then
+		printf '    [ok] %s\n' "$1"
+	else
+		printf '    [FAILED] %s\n' "$1"
+		failed=1
+	fi
+}
+
+demo_cleanup()
+{
+	xf_topology_cleanup >/dev/null 2>&1
+	xf_unload >/dev/null 2>&1
+}
+trap demo_cleanup EXIT
+
+if ! mountpoint -q /sys/fs/bpf; then
+	mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+fi
+
+step "Load the module (it starts its helper, $XF_UMH)"
+xf_modprobe_deps >/dev/null
+show insmod "$XF_KO" umh_path="$XF_UMH"
+expect "module loaded" $?
+xf_wait_helper 10
+expect "the helper is running" $?
+[ $failed -eq 0 ] || exit 1
+
+step "Build the topology: xfa -> veth0 -> (routing) -> veth1 -> xfb, veth2 -> xfc"
+xf_veth_topology && warm_neighbours &&
+	udp_counter_add xfb veth_b && udp_counter_add xfc veth_c
+expect "three namespaces forwarding through the root namespace" $?
+
+step "Enable offload on veth0, then add rules with plain tc"
+show "$XF_CLI" enable dev veth0
+wait_dev_attached veth0 10
+expect "veth0 attached" $?
+show tc qdisc add dev veth0 clsact
+show tc filter add dev veth0 ingress pref 1 protocol ip flower \
+	dst_ip 10.0.2.1 action drop
+show tc filter add dev veth0 ingress pref 2 protocol ip flower \
+	dst_ip 10.0.3.1 action mirred egress redirect dev veth1
+[ "$(tc_hw_state "" veth0 1)" = in_hw ] && [ "$(tc_hw_state "" veth0 2)" = in_hw ]
+expect "both rules in_hw" $?
+
+step "Send $N UDP packets from xfa to 10.0.2.1 (dropped) and $N to 10.0.3.1 (redirected to veth1)"
+b0=$(udp_count xfb veth_b) c0=$(udp_count xfc veth_c)
+show send_udp xfa 10.0.2.1 $N
+show send_udp xfa 10.0.3.1 $N
+b1=$(wait_value $((b0 + N)) 5 udp_count xfb veth_b)
+settle
+b1=$(udp_count xfb veth_b) c1=$(udp_count xfc veth_c)
+echo "    veth_b (xfb) received $((b1 - b0)) UDP packets, veth_c (xfc) $((c1 - c0))"
+[ $((b1 - b0)) -eq $N ] && [ $((c1 - c0)) -eq 0 ]
+expect "veth_b got exactly the $N redirected packets, veth_c none; the dropped ones went nowhere" $?
+
+step "What tc reports: in_hw, and the packets counted by XDP as 'Sent hardware'"
+show tc -s filter show dev veth0 ingress
+hw1=$(wait_value $N 5 tc_stat "" veth0 1 hw_packets)
+hw2=$(wait_value $N 5 tc_stat "" veth0 2 hw_packets)
+[ "$hw1" = $N ] && [ "$hw2" = $N ]
+expect "hardware counters: drop $hw1, redirect $hw2 (expected $N each)" $?
+
+step "The XDP program on veth0"
+show ip link show dev veth0
+[ "$(xdp_prog_id "" veth0)" != 0 ]
+expect "veth0 carries an XDP program" $?
+
+step "xdp-flow status and show"
+show "$XF_CLI" status
+show "$XF_CLI" show
+n=$("$XF_CLI" -j show dev veth0 | jq '[.[] | select(.software == false)] | length')
+[ "$n" = 2 ]
+expect "xdp-flow show lists the 2 offloaded rules" $?
+
+step "Unload: XDP program, pins and helper go away; the rules stay in TC"
+show rmmod xdp_flow
+[ -z "$(xdp_progs_anywhere)" ] && [ -z "$(ls -A /sys/fs/bpf/xdp_flow 2>/dev/null)" ] &&
+	[ -z "$(helper_pids)" ]
+expect "no XDP program, nothing pinned, no helper" $?
+show tc filter show dev veth0 ingress
+[ "$(tc_hw_state "" veth0 1)" = not_in_hw ]
+expect "the rules are back in software (not_in_hw)" $?
+
+echo
+if [ $failed -eq 0 ]; then
+	echo "demo: every outcome as expected"
+else
+	echo "demo: some outcomes were NOT as expected (see [FAILED] above)"
+fi
+exit $failed
