@@ -138,7 +138,7 @@ xdp_progs_anywhere()
 # are asynchronous (the helper does them).
 wait_xdp_prog()
 {
-	local dev=$1 want=$2 t=$((${3:-10} * 10)) id
+	local dev=$1 want=$2 end=$((SECONDS + ${3:-10})) id
 
 	while :; do
 		id=$(xdp_prog_id "" "$dev") || return 1
@@ -148,8 +148,7 @@ wait_xdp_prog()
 		if [ "$want" = absent ] && [ "$id" = 0 ]; then
 			return 0
 		fi
-		t=$((t - 1))
-		[ $t -le 0 ] && return 1
+		[ $SECONDS -ge $end ] && return 1
 		sleep 0.1
 	done
 }
@@ -174,7 +173,7 @@ xf_dev_state()
 # wait_dev_attached <dev> [timeout_s]: enabled and the XDP program is on.
 wait_dev_attached()
 {
-	local dev=$1 t=$((${2:-10} * 10)) st
+	local dev=$1 end=$((SECONDS + ${2:-10})) st
 
 	while :; do
 		st=$(xf_dev_state "$dev")
@@ -183,8 +182,7 @@ wait_dev_attached()
 			xf_err "$dev: $("$XF_CLI" status 2>&1)"
 			return 1
 		fi
-		t=$((t - 1))
-		[ $t -le 0 ] && { xf_err "$dev not attached: state $st"; return 1; }
+		[ $SECONDS -ge $end ] && { xf_err "$dev not attached: state $st"; return 1; }
 		sleep 0.1
 	done
 }
@@ -209,7 +207,7 @@ xf_rule_json()
 # asserted with exact equality after the wait, so an overshoot still fails.
 wait_value()
 {
-	local want=$1 t=$(($2 * 10)) v
+	local want=$1 end=$((SECONDS + $2)) v
 
 	shift 2
 	while :; do
@@ -218,8 +216,7 @@ wait_value()
 			echo "$v"
 			return 0
 		fi
-		t=$((t - 1))
-		if [ $t -le 0 ]; then
+		if [ $SECONDS -ge $end ]; then
 			echo "$v"
 			return 1
 		fi
