@@ -802,8 +802,11 @@ static void print_key(const struct xdp_flow_key *k, const struct xdp_flow_key *m
 	bool icmp = false;
 	char buf[64];
 
-	/* Without an EtherType in the mask, tell the family from the mask. */
-	if (!m->n_proto && (!mem_zero(&m->ip_src[1], 12) || !mem_zero(&m->ip_dst[1], 12)))
+	/* An IPv4 rule uses the first word of the addresses only; should
+	 * the rest be matched (or no EtherType be given), print all 16 bytes
+	 * rather than hide what the rule really matches.
+	 */
+	if (!mem_zero(&m->ip_src[1], 12) || !mem_zero(&m->ip_dst[1], 12))
 		v6 = true;
 
 	if (json)
@@ -812,10 +815,13 @@ static void print_key(const struct xdp_flow_key *k, const struct xdp_flow_key *m
 	/* Like flower: eth_type is the outer protocol, then each tag's
 	 * fields and the protocol after it.
 	 */
-	if (m->vlan_tpid || m->vlan_tci) {
+	/* A TPID matched as 0 means "no tag", which is how a rule for an
+	 * untagged protocol (flower's eth_type) reads: print no tag fields.
+	 */
+	if ((m->vlan_tpid && k->vlan_tpid) || m->vlan_tci) {
 		key_ethertype("eth_type", k->vlan_tpid, m->vlan_tpid);
 		key_vlan("vlan_id", "vlan_prio", k->vlan_tci, m->vlan_tci);
-		if (m->cvlan_tpid || m->cvlan_tci) {
+		if ((m->cvlan_tpid && k->cvlan_tpid) || m->cvlan_tci) {
 			key_ethertype("vlan_ethtype", k->cvlan_tpid, m->cvlan_tpid);
 			key_vlan("cvlan_id", "cvlan_prio", k->cvlan_tci, m->cvlan_tci);
 			key_ethertype("cvlan_ethtype", k->n_proto, m->n_proto);

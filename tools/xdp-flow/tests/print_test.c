@@ -48,6 +48,8 @@ static void rules(void)
 	r.mask.ifindex = 0xffffffff;
 	r.key.n_proto = htons(0x0800);
 	r.mask.n_proto = 0xffff;
+	r.mask.vlan_tpid = 0xffff;	/* untagged */
+	r.mask.cvlan_tpid = 0xffff;
 	ip4(r.key.ip_dst, "10.0.2.1");
 	ip4(r.mask.ip_dst, "255.255.255.255");
 	r.nr_actions = 1;
