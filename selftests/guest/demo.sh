@@ -49,15 +49,18 @@ demo_cleanup()
 }
 trap demo_cleanup EXIT
 
+# as selftests/guest/run.sh prepares the guest for the tests
 if ! mountpoint -q /sys/fs/bpf; then
 	mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 fi
+ulimit -l unlimited 2>/dev/null
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 
 step "Load the module (it starts its helper, $XF_UMH)"
 xf_modprobe_deps >/dev/null
 show insmod "$XF_KO" umh_path="$XF_UMH"
 expect "module loaded" $?
-xf_wait_helper 10
+xf_wait_helper 20
 expect "the helper is running" $?
 [ $failed -eq 0 ] || exit 1
 
