@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host tests of the helper and its XDP program (no module, no guest):
+#   test_prog      packet fixtures through BPF_PROG_TEST_RUN
+#   test_veth.sh   the helper driven directly, real packets over veth
+#   test_genl.sh   the generic netlink transport without a module
+# Builds umh/ first. Exits non-zero if any test failed.
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+rc=0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "ok - host tests # SKIP needs root"
+	exit 4
+fi
+
+make -s -C "$ROOT/umh" && make -s -C "$HERE" || {
+	echo "not ok - build umh and the host tests"
+	exit 1
+}
+echo "ok - build umh and the host tests"
+
+run()
+{
+	local name=$1
+
+	shift
+	echo "# $name"
+	"$@"
+	local err=$?
+	# 4 is kselftest's "skipped".
+	if [ "$err" -ne 0 ] && [ "$err" -ne 4 ]; then
+		echo "not ok - $name (exit status $err)"
+		rc=1
+	fi
+}
+
+run test_prog "$HERE/test_prog" "$@"
+run test_veth.sh bash "$HERE/test_veth.sh"
+[ -f "$HERE/test_genl.sh" ] && run test_genl.sh bash "$HERE/test_genl.sh"
+exit $rc
