@@ -42,6 +42,8 @@
  *   DEV_DETACH  SEQ IFINDEX              likewise asynchronous
  *   STATS_GET   SEQ [RULE_ID]            REPLY carries STATS for that rule,
  *                                        or for every rule without RULE_ID
+ *                                        (then in several STATS attributes
+ *                                        when one cannot hold them all)
  *   SYNC        SEQ                      the replay after HELLO is complete:
  *                                        drop every rule and attachment that
  *                                        was not replayed since HELLO
