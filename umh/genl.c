@@ -258,6 +258,22 @@ static int genl_connect_family(struct genl *g)
 	return 0;
 }
 
+/* Before loading anything: is there a module to serve at all? */
+int genl_check_family(void)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	int family = -NLE_NOMEM;
+
+	if (sk && !genl_connect(sk))
+		family = genl_ctrl_resolve(sk, XDP_FLOW_GENL_NAME);
+	if (sk)
+		nl_socket_free(sk);
+	if (family < 0)
+		pr_err("generic netlink family %s not found (is xdp_flow loaded?)",
+		       XDP_FLOW_GENL_NAME);
+	return family < 0 ? family : 0;
+}
+
 int genl_run(struct umh *u)
 {
 	struct genl g = { .send_lock = PTHREAD_MUTEX_INITIALIZER };

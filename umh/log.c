@@ -46,7 +46,7 @@ static void defuse(char *s)
 
 void log_msg(int level, const char *fmt, ...)
 {
-	char line[1024];
+	char line[1024 + 1];	/* room for the newline */
 	va_list ap;
 	int n;
 
@@ -54,16 +54,22 @@ void log_msg(int level, const char *fmt, ...)
 		return;
 	n = snprintf(line, sizeof(line), "<%d>xdp_flow_umh: ", level);
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	vsnprintf(line + n, sizeof(line) - 1 - n, fmt, ap);
 	va_end(ap);
 	line[strcspn(line, "\n")] = '\0';
 	defuse(line);
 
 	pthread_mutex_lock(&log_lock);
 	if (log_dest == LOG_DEST_KMSG) {
-		/* If even this fails there is nowhere left to say it. */
-		ssize_t ret = write(kmsg_fd, line, strlen(line));
+		/* The newline finalises the record: without it the kernel
+		 * holds it open for a continuation and dmesg shows nothing.
+		 * If even this write fails there is nowhere left to say it.
+		 */
+		size_t len = strlen(line);
+		ssize_t ret;
 
+		line[len] = '\n';
+		ret = write(kmsg_fd, line, len + 1);
 		(void)ret;
 	} else {
 		fprintf(stderr, "%s\n", line + 3);

@@ -68,6 +68,8 @@ int main(int argc, char **argv)
 	/* A REPLY to a module that went away must not kill us. */
 	signal(SIGPIPE, SIG_IGN);
 
+	if (!driver && genl_check_family())
+		return 1;
 	if (pin) {
 		if (dp_mount_bpffs())
 			return 1;

@@ -106,6 +106,7 @@ void umh_begin_replay(struct umh *u);
 void umh_handle(struct umh *u, const struct umh_request *req);
 
 /* genl.c and driver.c: the transports */
+int genl_check_family(void);
 int genl_run(struct umh *u);
 int driver_run(struct umh *u);
 int driver_parse_rule(char *args, struct xdp_flow_rule *r, char *msg,
