@@ -16,4 +16,7 @@ if [ ! -f selftests/guest/demo.sh ]; then
 fi
 bash selftests/vm/setup.sh "$series" </dev/null || { echo "demo: setup failed" >&2; exit 1; }
 bash selftests/vm/build.sh "$series" </dev/null || { echo "demo: build failed" >&2; exit 1; }
-exec bash selftests/vm/run-guest.sh "$series" bash selftests/guest/demo.sh
+# as selftests/guest/run.sh does: bpffs where the helper pins
+exec bash selftests/vm/run-guest.sh "$series" bash -c \
+	'mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+	 exec bash selftests/guest/demo.sh'

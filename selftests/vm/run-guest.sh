@@ -17,7 +17,8 @@
 #      XF_GUEST_CPUS     guest CPUs (default 2)
 #      XF_VNG_OPTS       extra vng options (word-split)
 #      XF_RESULTS        results folder shared with the guest
-#      XF_FILTER, XF_TEST_TIMEOUT, XF_VERBOSE, CI: passed into the guest
+#      XF_FILTER, XF_TEST_TIMEOUT, XF_HELPER_WAIT, XF_VERBOSE, CI: passed
+#      into the guest
 
 set -uo pipefail
 
@@ -57,17 +58,26 @@ BLACKLIST+=,bochs,drm_vram_helper,crct10dif_pclmul,crc32_pclmul
 BLACKLIST+=,ghash_clmulni_intel,sha512_ssse3,sha256_ssse3,sha1_ssse3
 BLACKLIST+=,aesni_intel,powernow_k8
 
-# The command line run in the guest: environment, cwd, then the command.
+# The command run in the guest goes into a script in the shared results
+# folder: the kernel command line (which carries vng's --exec) is short and
+# mangles some quoting.
 q() { printf '%q' "$1"; }
-gcmd="export XF_SERIES=$(q "$series") XF_RESULTS=$(q "$results")"
-gcmd+=" XF_ROOT=$(q "$XF_TOP") XF_KVER=$(q "$KVER")"
-for v in XF_FILTER XF_TEST_TIMEOUT XF_VERBOSE CI; do
-	[ -n "${!v+x}" ] && gcmd+=" $v=$(q "${!v}")"
-done
-gcmd+="; cd $(q "$XF_TOP") || exit 125;"
-for a in "$@"; do
-	gcmd+=" $(q "$a")"
-done
+script=$(mktemp "$results/.guest-cmd.XXXXXX")
+trap 'rm -f "$script"' EXIT
+{
+	echo "export XF_SERIES=$(q "$series") XF_RESULTS=$(q "$results")" \
+	     "XF_ROOT=$(q "$XF_TOP") XF_KVER=$(q "$KVER")"
+	for v in XF_FILTER XF_TEST_TIMEOUT XF_HELPER_WAIT XF_VERBOSE CI; do
+		[ -n "${!v+x}" ] && echo "export $v=$(q "${!v}")"
+	done
+	echo "cd $(q "$XF_TOP") || exit 125"
+	printf 'exec'
+	for a in "$@"; do
+		printf ' %s' "$(q "$a")"
+	done
+	echo
+} >"$script"
+gcmd="bash $(q "$script")"
 
 timeout_s=${XF_GUEST_TIMEOUT:-1500}
 # shellcheck disable=SC2206
