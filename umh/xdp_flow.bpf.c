@@ -352,7 +352,7 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
 		return 1;
 	m = &lc->list->masks[i];
 	/* Sorted by lowest order: no later mask holds a better rule. */
-	if (lc->best >= 0 && m->min_order > lc->best_order)
+	if (m->min_order > lc->best_order)
 		return 1;
 
 	fk.mask_id = m->id;
@@ -366,7 +366,7 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
 	rule = bpf_map_lookup_elem(&xf_rules, id);
 	if (!rule || !(rule->flags & XDP_FLOW_DP_F_VALID))
 		return 0;
-	if (lc->best < 0 || rule->order < lc->best_order) {
+	if (rule->order < lc->best_order) {
 		lc->best = *id & 0x7fffffff;
 		lc->best_order = rule->order;
 	}
@@ -383,7 +383,7 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
  */
 __noinline int xdp_flow_lookup(struct xdp_flow_key *key)
 {
-	struct lookup_ctx lc = { .key = key, .best = -1, .best_order = ~0ULL };
+	struct lookup_ctx lc = { .key = key, .best = -1 };
 	__u32 zero = 0, n;
 	void *inner;
 
@@ -395,6 +395,14 @@ __noinline int xdp_flow_lookup(struct xdp_flow_key *key)
 	lc.list = bpf_map_lookup_elem(inner, &zero);
 	if (!lc.list)
 		return -1;
+	/*
+	 * "No rule yet" is an order no rule has (prio is 16 bits). It is
+	 * computed from list->pad, which is always 0, rather than written as
+	 * a constant: kernels before 6.7 check a bpf_loop() callback once,
+	 * with the caller's constants, and would take the comparisons with
+	 * it for always true or false and drop the other branch as dead code.
+	 */
+	lc.best_order = ~0ULL - lc.list->pad;
 	n = lc.list->count;
 	if (n > XDP_FLOW_MAX_MASKS)
 		n = XDP_FLOW_MAX_MASKS;
@@ -412,7 +420,10 @@ static __always_inline void count(__u32 rule_id, __u64 bytes)
 	/* Per-CPU and XDP runs with bottom halves off: no atomics needed. */
 	c->packets++;
 	c->bytes += bytes;
-	c->lastused_ns = bpf_ktime_get_ns();
+	/* A tick's resolution is plenty (TC keeps jiffies), and the coarse
+	 * clock costs a load, not a clock source read (slow in VMs).
+	 */
+	c->lastused_ns = bpf_ktime_get_coarse_ns();
 }
 
 SEC("xdp")
