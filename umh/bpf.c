@@ -84,7 +84,7 @@ static void dp_remove_pinned_maps(const char *pin_dir)
 	char path[256];
 	unsigned int i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		snprintf(path, sizeof(path), "%s/%s", pin_dir, names[i]);
 		unlink(path);
 	}

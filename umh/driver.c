@@ -154,7 +154,7 @@ static int parse_proto(const char *s, struct xdp_flow_key *k,
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		if (!strcmp(s, names[i].name)) {
 			k->ip_proto = names[i].proto;
 			m->ip_proto = 0xff;

@@ -38,7 +38,7 @@ static void defuse(char *s)
 	unsigned int i;
 	char *p;
 
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(words); i++)
 		while ((p = strstr(s, words[i])))
 			for (; *p >= 'A' && *p <= 'Z'; p++)
 				*p += 'a' - 'A';

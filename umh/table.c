@@ -96,7 +96,7 @@ static const char *key_field_name(size_t off)
 {
 	unsigned int i;
 
-	for (i = 0; i < sizeof(key_fields) / sizeof(key_fields[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(key_fields); i++)
 		if (off >= key_fields[i].off &&
 		    off < key_fields[i].off + key_fields[i].size)
 			return key_fields[i].name;

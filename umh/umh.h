@@ -10,6 +10,10 @@
 
 #define UMH_MSG_LEN	256
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 /* log.c */
 enum log_dest {
 	LOG_DEST_STDERR,

@@ -98,22 +98,27 @@ field()
 # GOT_R, what arrived at xfh_d and at xfh_r.
 traffic()
 {
-	local port=$1 fd fr pd pr
+	local port=$1 tmp pd pr
 
-	fd=$(mktemp)
-	fr=$(mktemp)
-	ip netns exec xfh_d python3 "$HERE/udp.py" recv "$port" 1 >"$fd" &
+	tmp=$(mktemp -d /tmp/xfh_traffic.XXXXXX)
+	ip netns exec xfh_d python3 "$HERE/udp.py" recv "$port" \
+		"$tmp/ready_d" "$tmp/stop" >"$tmp/d" &
 	pd=$!
-	ip netns exec xfh_r python3 "$HERE/udp.py" recv "$port" 1 >"$fr" &
+	ip netns exec xfh_r python3 "$HERE/udp.py" recv "$port" \
+		"$tmp/ready_r" "$tmp/stop" >"$tmp/r" &
 	pr=$!
-	sleep 0.3
+	for _ in $(seq 300); do
+		[ -e "$tmp/ready_d" ] && [ -e "$tmp/ready_r" ] && break
+		sleep 0.1
+	done
 	ip netns exec xfh_s python3 "$HERE/udp.py" send 10.99.2.1 "$port" \
 		"$N" "$PAYLOAD"
+	touch "$tmp/stop"
 	# Not a bare wait: the helper is a child too.
 	wait "$pd" "$pr"
-	GOT_D=$(cat "$fd")
-	GOT_R=$(cat "$fr")
-	rm -f "$fd" "$fr"
+	GOT_D=$(cat "$tmp/d")
+	GOT_R=$(cat "$tmp/r")
+	rm -rf "$tmp"
 }
 
 xdp_on_dev()
