@@ -228,6 +228,35 @@ check_err $? "rule 1 lost: $GOT_D of $N arrived"
 log_test "restart: replay + sync keeps counters, drops what was not replayed"
 
 RET=0
+umh attach xfh_m0 generic
+check_err $? "attach generic: $REPLY"
+ip -n xfh_m -d link show dev xfh_m0 | grep -q "xdpgeneric"
+check_err $? "no generic XDP program on xfh_m0"
+traffic 5001
+[ "$GOT_D" -eq 0 ]
+check_err $? "generic mode: $GOT_D of $N dropped datagrams arrived"
+umh attach xfh_m0
+check_err $? "back to native: $REPLY"
+ip -n xfh_m -d link show dev xfh_m0 | grep -q "xdpgeneric"
+check_fail $? "still in generic mode"
+xdp_on_dev
+check_err $? "no native XDP program after switching back"
+log_test "generic mode only when asked; switching modes replaces the link"
+
+RET=0
+umh detach xfh_m0
+check_err $? "detach: $REPLY"
+xdp_on_dev
+check_fail $? "XDP program still on xfh_m0 after detach"
+[ ! -e "$PIN/link_$(ip netns exec xfh_m cat /sys/class/net/xfh_m0/ifindex)" ]
+check_err $? "link still pinned after detach"
+umh detach xfh_m0
+check_err $? "detaching twice: $REPLY"
+log_test "detach removes the program and the pinned link"
+
+RET=0
+umh attach xfh_m0
+check_err $? "attach again: $REPLY"
 umh shutdown
 check_err $? "shutdown: $REPLY"
 wait "$UMH_PID"
