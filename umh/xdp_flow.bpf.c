@@ -175,7 +175,10 @@ static __always_inline int parse_l4(void *l4, void *end, void *data_end,
 	case IPPROTO_ICMPV6: {
 		__u8 *icmp = l4;
 
-		if (l4_short(icmp, 4, end, data_end))
+		/* The dissector keys type and code only with a whole
+		 * struct icmphdr (8 bytes) present.
+		 */
+		if (l4_short(icmp, 8, end, data_end))
 			return XDP_PASS;
 		key->l4_src = bpf_htons(icmp[0]);
 		key->l4_dst = bpf_htons(icmp[1]);
