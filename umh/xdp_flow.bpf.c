@@ -153,6 +153,14 @@ static __always_inline int parse_l4(void *l4, void *end, void *data_end,
 				    struct xdp_flow_key *key)
 {
 	switch (key->ip_proto) {
+	case IPPROTO_IPIP:
+	case IPPROTO_IPV6:
+	case IPPROTO_GRE:
+	case IPPROTO_MPLS:
+		/* Flower's dissector goes on into the inner packet and keys
+		 * its addresses and ports instead of the outer ones.
+		 */
+		return XDP_PASS;
 	case IPPROTO_TCP: {
 		struct tcphdr *th = l4;
 

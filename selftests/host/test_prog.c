@@ -564,9 +564,21 @@ static void test_malformed_frames(void)
 	eth(&f, mac_b, mac_a, 0x88b5);
 	put(&f, "0123456789abcdef", 16);
 	expect("unknown EtherType", &f, XDP_PASS, 2, 0, 0);
+	/* IPIP: flower would key the inner header, the program leaves it. */
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	ipv4(&f, "10.9.9.9", "10.0.0.1", IPPROTO_IPIP, 0, 0, 20 + 8);
+	ipv4(&f, "10.8.8.8", "10.0.0.7", IPPROTO_UDP, 0, 0, 8);
+	udp(&f, 1, 2, 0);
+	expect("IPIP", &f, XDP_PASS, 1, 0, 0);
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	ipv4(&f, "10.9.9.9", "10.0.0.1", IPPROTO_GRE, 0, 0, 4 + 20 + 8);
+	put(&f, "\x00\x00\x08\x00", 4);
+	ipv4(&f, "10.8.8.8", "10.0.0.7", IPPROTO_UDP, 0, 0, 8);
+	udp(&f, 1, 2, 0);
+	expect("GRE", &f, XDP_PASS, 1, 0, 0);
 	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
 	expect("control: whole frame", &f, XDP_DROP, 1, 1, tcb(&f));
-	log_test("truncated or inconsistent frames and unknown EtherTypes pass");
+	log_test("truncated or inconsistent frames, tunnels and unknown EtherTypes pass");
 	del_all();
 }
 
