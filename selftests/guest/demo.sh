@@ -21,7 +21,11 @@ failed=0
 
 step()
 {
-	printf '\n\033[1m==> %s\033[0m\n' "$*"
+	if [ -t 1 ]; then
+		printf '\n\033[1m==> %s\033[0m\n' "$*"
+	else
+		printf '\n==> %s\n' "$*"
+	fi
 }
 
 # show <command...>: print the command, then run it.
