@@ -163,10 +163,26 @@ static const char *xdp_flow_match_vlan(struct flow_rule *fr,
 	return NULL;
 }
 
-static const char *xdp_flow_match_addrs(struct flow_rule *fr,
-					struct xdp_flow_key *k,
-					struct xdp_flow_key *m)
+/* Flower keeps IPv4 and IPv6 addresses in a union, so a rule that matches
+ * either has both keys in its dissector; the control key's addr_type says
+ * which of the two the rule holds.
+ */
+static u16 xdp_flow_addr_type(struct flow_rule *fr)
 {
+	struct flow_match_control match;
+
+	if (!flow_rule_match_key(fr, FLOW_DISSECTOR_KEY_CONTROL))
+		return 0;
+	flow_rule_match_control(fr, &match);
+	return match.key->addr_type & match.mask->addr_type;
+}
+
+static void xdp_flow_match_addrs(struct flow_rule *fr,
+				 struct xdp_flow_key *k,
+				 struct xdp_flow_key *m)
+{
+	u16 addr_type = xdp_flow_addr_type(fr);
+
 	if (flow_rule_match_key(fr, FLOW_DISSECTOR_KEY_ETH_ADDRS)) {
 		struct flow_match_eth_addrs match;
 
@@ -176,7 +192,8 @@ static const char *xdp_flow_match_addrs(struct flow_rule *fr,
 		ether_addr_copy(k->eth_src, match.key->src);
 		ether_addr_copy(m->eth_src, match.mask->src);
 	}
-	if (flow_rule_match_key(fr, FLOW_DISSECTOR_KEY_IPV4_ADDRS)) {
+	if (addr_type == FLOW_DISSECTOR_KEY_IPV4_ADDRS &&
+	    flow_rule_match_key(fr, FLOW_DISSECTOR_KEY_IPV4_ADDRS)) {
 		struct flow_match_ipv4_addrs match;
 
 		flow_rule_match_ipv4_addrs(fr, &match);
@@ -185,7 +202,8 @@ static const char *xdp_flow_match_addrs(struct flow_rule *fr,
 		k->ip_dst[0] = match.key->dst;
 		m->ip_dst[0] = match.mask->dst;
 	}
-	if (flow_rule_match_key(fr, FLOW_DISSECTOR_KEY_IPV6_ADDRS)) {
+	if (addr_type == FLOW_DISSECTOR_KEY_IPV6_ADDRS &&
+	    flow_rule_match_key(fr, FLOW_DISSECTOR_KEY_IPV6_ADDRS)) {
 		struct flow_match_ipv6_addrs match;
 
 		flow_rule_match_ipv6_addrs(fr, &match);
@@ -194,7 +212,6 @@ static const char *xdp_flow_match_addrs(struct flow_rule *fr,
 		memcpy(k->ip_dst, &match.key->dst, sizeof(k->ip_dst));
 		memcpy(m->ip_dst, &match.mask->dst, sizeof(m->ip_dst));
 	}
-	return NULL;
 }
 
 /* The XDP program reads ports of TCP, UDP and SCTP only; the kernel's flow

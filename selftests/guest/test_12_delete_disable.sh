@@ -4,6 +4,11 @@
 # Deleting a rule takes it out of XDP at once; disabling the device detaches
 # the XDP program and hands the rules back to TC, where they keep working
 # (counted in software).
+#
+# TC keeps a rule's in_hw flag from the time the rule was offered: no driver
+# can clear it later without the block being unbound. So after disable the
+# test asserts where packets are handled (XDP detached, the software counter
+# moves, the hardware counter does not), not the flag.
 
 source "$XF_ROOT/selftests/lib.sh"
 source "$XF_ROOT/selftests/guest/lib.sh"
@@ -78,9 +83,6 @@ check_err $? "veth0 still has an XDP program: $(ip link show dev veth0 | grep pr
 st=$(xf_dev_state veth0)
 [ "$st" = none ]
 check_err $? "xdp-flow status still lists veth0 ($st)"
-st=$(tc_hw_state "" veth0 2)
-[ -n "$st" ] && [ "$st" != in_hw ]
-check_err $? "the rule shows '$st' after disable: still in_hw"
 n=$("$XF_CLI" -j show | jq '[.[] | select(.dev == "veth0")] | length')
 [ "$n" = 0 ]
 check_err $? "xdp-flow show still lists $n rules of veth0"
