@@ -214,6 +214,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
 	struct xdp_flow_dev *xdev = xdp_flow_dev_find(b->ifindex);
 	struct netlink_ext_ack *report = xdev ? extack : NULL;
+	struct xdp_flow_target target;
 	struct xdp_flow_entry *entry;
 	int id, err;
 
@@ -254,7 +255,11 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	entry->rule.order = ((u64)f->common.prio << 32) | entry->mask->rank;
 	list_add_tail(&entry->list, &b->entries);
 
-	err = xdp_flow_translate(f, b->ifindex, &entry->rule, report);
+	target.dev = b->dev;
+	target.ifindex = b->ifindex;
+	target.vlan_hidden = xdev && xdp_flow_dev_hides_vlan(b->dev,
+							     xdev->xdp_mode);
+	err = xdp_flow_translate(f, &target, &entry->rule, report);
 	entry->kind = err ? XDP_FLOW_ENTRY_SOFTWARE : XDP_FLOW_ENTRY_OFFLOAD;
 
 	if (!xdev) {

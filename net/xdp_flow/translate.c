@@ -256,11 +256,51 @@ static const char *xdp_flow_match_meta(struct flow_rule *fr, int ifindex)
 	return NULL;
 }
 
+static bool xdp_flow_key_has_vlan(const struct xdp_flow_key *k,
+				  const struct xdp_flow_key *m)
+{
+	return (m->vlan_tpid && k->vlan_tpid) || m->vlan_tci ||
+	       m->cvlan_tpid || m->cvlan_tci;
+}
+
+static void xdp_flow_clear_vlan(struct xdp_flow_key *k, struct xdp_flow_key *m)
+{
+	k->vlan_tpid = 0;
+	m->vlan_tpid = 0;
+	k->vlan_tci = 0;
+	m->vlan_tci = 0;
+	k->cvlan_tpid = 0;
+	m->cvlan_tpid = 0;
+	k->cvlan_tci = 0;
+	m->cvlan_tci = 0;
+}
+
+/**
+ * xdp_flow_dev_hides_vlan() - may XDP on a device see a tagged frame untagged?
+ * @dev: the device
+ * @xdp_mode: enum xdp_flow_xdp_mode it is (to be) attached in
+ *
+ * Generic XDP and veth run the program on an skb whose outer tag may sit
+ * in skb metadata (veth's sender offloads VLAN insertion); drivers that
+ * strip tags in hardware hand XDP the frame without them.
+ *
+ * Return: true when VLAN matches cannot be decided in XDP on @dev.
+ */
+bool xdp_flow_dev_hides_vlan(const struct net_device *dev, u32 xdp_mode)
+{
+	if (xdp_mode == XDP_FLOW_XDP_MODE_GENERIC)
+		return true;
+	if (dev->features & (NETIF_F_HW_VLAN_CTAG_RX | NETIF_F_HW_VLAN_STAG_RX))
+		return true;
+	return dev->rtnl_link_ops && !strcmp(dev->rtnl_link_ops->kind, "veth");
+}
+
 /* Fills @k and @m with every match the XDP program can do exactly and
  * returns NULL, or the first reason why a match cannot be offloaded.
  */
 static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
-				  int ifindex, struct xdp_flow_key *k,
+				  const struct xdp_flow_target *t,
+				  struct xdp_flow_key *k,
 				  struct xdp_flow_key *m)
 {
 	struct flow_dissector *dissector = fr->match.dissector;
@@ -268,7 +308,7 @@ static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
 	const char *why = NULL, *msg;
 	int key;
 
-	k->ifindex = ifindex;
+	k->ifindex = t->ifindex;
 	m->ifindex = 0xffffffff;
 	xdp_flow_match_protocol(proto, k, m);
 
@@ -296,8 +336,16 @@ static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
 		why = why ?: msg;
 	}
 	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_META)) {
-		msg = xdp_flow_match_meta(fr, ifindex);
+		msg = xdp_flow_match_meta(fr, t->ifindex);
 		why = why ?: msg;
+	}
+	if (t->vlan_hidden && xdp_flow_key_has_vlan(k, m)) {
+		/* XDP may see such a frame untagged: keep the rule in
+		 * software, and its XDP key blind to tags, so that it still
+		 * covers every frame TC's rule may match.
+		 */
+		xdp_flow_clear_vlan(k, m);
+		why = why ?: "xdp_flow: XDP may not see VLAN tags on this device";
 	}
 	return why;
 }
@@ -360,7 +408,7 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 /**
  * xdp_flow_translate() - turn a TC flower rule into an XDP rule
  * @f: TC's FLOW_CLS_REPLACE request
- * @ifindex: the device the rule is offered on
+ * @t: the device the rule is offered on
  * @rule: filled in; id and order are the caller's
  * @extack: where the reason for a refusal goes
  *
@@ -369,7 +417,8 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
  * into a software rule (flag XDP_FLOW_RULE_F_SOFTWARE, a superset match,
  * action pass).
  */
-int xdp_flow_translate(struct flow_cls_offload *f, int ifindex,
+int xdp_flow_translate(struct flow_cls_offload *f,
+		       const struct xdp_flow_target *t,
 		       struct xdp_flow_rule *rule,
 		       struct netlink_ext_ack *extack)
 {
@@ -386,7 +435,7 @@ int xdp_flow_translate(struct flow_cls_offload *f, int ifindex,
 	rule->cookie = f->cookie;
 	rule->chain = f->common.chain_index;
 
-	why = xdp_flow_match(fr, f->common.protocol, ifindex, &rule->key,
+	why = xdp_flow_match(fr, f->common.protocol, t, &rule->key,
 			     &rule->mask);
 	if (!why)
 		why = xdp_flow_actions(fr, rule, extack);

@@ -136,8 +136,24 @@ int xdp_flow_walk_entries(int ifindex, unsigned long *pos,
 
 extern struct list_head xdp_flow_devs;
 
+/**
+ * struct xdp_flow_target - the device a rule is offered on, as translation
+ *	needs to know it
+ * @dev: the device (valid while its block is bound)
+ * @ifindex: its ifindex
+ * @vlan_hidden: XDP on @dev may see a tagged frame without its tag (see
+ *	xdp_flow_dev_hides_vlan())
+ */
+struct xdp_flow_target {
+	struct net_device *dev;
+	int ifindex;
+	bool vlan_hidden;
+};
+
 /* translate.c */
-int xdp_flow_translate(struct flow_cls_offload *f, int ifindex,
+bool xdp_flow_dev_hides_vlan(const struct net_device *dev, u32 xdp_mode);
+int xdp_flow_translate(struct flow_cls_offload *f,
+		       const struct xdp_flow_target *t,
 		       struct xdp_flow_rule *rule,
 		       struct netlink_ext_ack *extack);
 
