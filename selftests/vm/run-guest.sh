@@ -17,7 +17,8 @@
 #      XF_GUEST_CPUS     guest CPUs (default 2)
 #      XF_VNG_OPTS       extra vng options (word-split)
 #      XF_RESULTS        results folder shared with the guest
-#      XF_FILTER, XF_TEST_TIMEOUT, XF_HELPER_WAIT, XF_VERBOSE, CI: passed
+#      XF_FILTER, XF_TEST_TIMEOUT, XF_HELPER_WAIT, XF_VERBOSE, CI,
+#      XF_DIFF_CASES, XF_DIFF_SEED, XF_DIFF_LANES: passed
 #      into the guest
 
 set -uo pipefail
@@ -67,7 +68,8 @@ trap 'rm -f "$script"' EXIT
 {
 	echo "export XF_SERIES=$(q "$series") XF_RESULTS=$(q "$results")" \
 	     "XF_ROOT=$(q "$XF_TOP") XF_KVER=$(q "$KVER")"
-	for v in XF_FILTER XF_TEST_TIMEOUT XF_HELPER_WAIT XF_VERBOSE CI; do
+	for v in XF_FILTER XF_TEST_TIMEOUT XF_HELPER_WAIT XF_VERBOSE CI \
+		 XF_DIFF_CASES XF_DIFF_SEED XF_DIFF_LANES; do
 		[ -n "${!v+x}" ] && echo "export $v=$(q "${!v}")"
 	done
 	echo "cd $(q "$XF_TOP") || exit 125"

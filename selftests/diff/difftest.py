@@ -1,0 +1,845 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Differential test: the same flower rules and the same frames, offload on
+against offload off, side by side in one kernel.
+
+Each lane is a pair of devices in the root namespace that the rules go on:
+A (xdp_flow enabled on it) and B (not enabled: TC alone). Both have the same
+redirect targets (two veths each into a sink namespace) and are fed from a
+generator namespace. A case is one lane's rule set: rules drawn from the
+flower vocabulary, frames aimed at them and around them, sent in two rounds
+with rule deletes and additions in between. For every frame the test
+records where it went on A and on B (out of which target with which bytes,
+up to the stack, or nowhere) and at the end every rule's counters; any
+difference is printed with the seed and a reproduction (the tc commands and
+the frame in hex).
+
+Usage (root, in a guest or any throwaway kernel):
+  difftest.py setup  [--lanes N]
+  difftest.py run    --seed S --cases N [--lanes N] [--enable CMD]
+  difftest.py cleanup [--lanes N]
+The setup makes the devices; `run` expects the A devices already enabled
+(pass --enable 'xdp-flow enable dev {dev}' to have it done) and prints
+`cases N, differences D` last; it exits 1 when D > 0 or no case ran.
+"""
+
+import argparse
+import ctypes
+import errno
+import ipaddress
+import json
+import os
+import random
+import re
+import select
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+NS_GEN = "xfdg"
+NS_SINK = "xfds"
+MAGIC = b"\xd1\xff\x10\x3c"
+ETH_P_ALL = 0x0003
+PACKET_OUTGOING = 4
+CLONE_NEWNET = 0x40000000
+
+# The ethertypes of frames this test sends; the stack side of a device is
+# watched with one socket per type (bound to a protocol, a packet socket
+# sees frames after TC ingress, where ETH_P_ALL taps see them before).
+ETH_TYPES = (0x0800, 0x86DD, 0x0806, 0x8100, 0x88A8, 0x88B5)
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+_HOME_NS = os.open("/proc/self/ns/net", os.O_RDONLY)
+
+
+def setns(name):
+    """Enters a named namespace, or (None) the one this process began in."""
+    path = "/run/netns/" + name if name else "/proc/self/fd/%d" % _HOME_NS
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if _libc.setns(fd, CLONE_NEWNET) != 0:
+            e = ctypes.get_errno()
+            raise OSError(e, "setns %s: %s" % (path, os.strerror(e)))
+    finally:
+        os.close(fd)
+
+
+def sh(cmd, check=True, ns=None):
+    if ns:
+        cmd = ["ip", "netns", "exec", ns] + cmd
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if check and p.returncode:
+        raise RuntimeError("%s: %s" % (" ".join(cmd), p.stderr.strip()))
+    return p
+
+
+def tc_batch(lines, ns=None, json_out=False, stats=False):
+    """Runs tc -force -batch; returns (stdout, stderr, rc)."""
+    cmd = ["tc"]
+    if stats:
+        cmd.append("-s")
+    if json_out:
+        cmd.append("-j")
+    cmd += ["-force", "-batch", "-"]
+    if ns:
+        cmd = ["ip", "netns", "exec", ns] + cmd
+    p = subprocess.run(cmd, input="\n".join(lines) + "\n",
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    return p.stdout, p.stderr, p.returncode
+
+
+# ---------------------------------------------------------------- topology
+
+class Lane:
+    def __init__(self, i):
+        self.i = i
+        # per side: rule device (root ns), its feeder (gen ns), two
+        # redirect targets (root ns) and their sinks (sink ns)
+        self.dev = {s: "xd%s%d" % (s.lower(), i) for s in "AB"}
+        self.gen = {s: "xg%s%d" % (s.lower(), i) for s in "AB"}
+        self.out = {s: ["xo%s%d%d" % (s.lower(), i, j) for j in (1, 2)]
+                    for s in "AB"}
+        self.sink = {s: ["xs%s%d%d" % (s.lower(), i, j) for j in (1, 2)]
+                     for s in "AB"}
+
+
+def lanes_of(n):
+    return [Lane(i) for i in range(n)]
+
+
+def setup(nlanes):
+    cleanup(nlanes)
+    for ns in (NS_GEN, NS_SINK):
+        sh(["ip", "netns", "add", ns])
+        sh(["ip", "link", "set", "lo", "up"], ns=ns)
+    cmds = []
+    for ln in lanes_of(nlanes):
+        for s in "AB":
+            cmds.append("link add %s type veth peer name %s netns %s" %
+                        (ln.dev[s], ln.gen[s], NS_GEN))
+            for o, k in zip(ln.out[s], ln.sink[s]):
+                cmds.append("link add %s type veth peer name %s netns %s" %
+                            (o, k, NS_SINK))
+    p = subprocess.run(["ip", "-force", "-batch", "-"],
+                       input="\n".join(cmds) + "\n", text=True,
+                       stderr=subprocess.PIPE)
+    if p.returncode:
+        raise RuntimeError("ip -batch: " + p.stderr)
+    for ln in lanes_of(nlanes):
+        for s in "AB":
+            for d in [ln.dev[s]] + ln.out[s]:
+                sysctl("net.ipv6.conf.%s.disable_ipv6" % d, 1)
+                sh(["ip", "link", "set", d, "up"])
+            sysctl("net.ipv6.conf.%s.disable_ipv6" % ln.gen[s], 1, NS_GEN)
+            sh(["ip", "link", "set", ln.gen[s], "up"], ns=NS_GEN)
+            for k in ln.sink[s]:
+                sysctl("net.ipv6.conf.%s.disable_ipv6" % k, 1, NS_SINK)
+                sh(["ip", "link", "set", k, "up"], ns=NS_SINK)
+                # NAPI on the sink side, so that the target takes XDP frames
+                sh(["ethtool", "-K", k, "gro", "on"], ns=NS_SINK)
+            sh(["tc", "qdisc", "add", "dev", ln.dev[s], "clsact"])
+
+
+def sysctl(key, val, ns=None):
+    sh(["sysctl", "-q", "-w", "%s=%s" % (key, val)], check=False, ns=ns)
+
+
+def cleanup(nlanes):
+    for ns in (NS_GEN, NS_SINK):
+        sh(["ip", "netns", "del", ns], check=False)
+    for ln in lanes_of(nlanes):
+        for s in "AB":
+            for d in [ln.dev[s]] + ln.out[s]:
+                sh(["ip", "link", "del", d], check=False)
+
+
+# ------------------------------------------------------------------ frames
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return (~s) & 0xffff
+
+
+def mac_bytes(m):
+    return bytes(int(x, 16) for x in m.split(":"))
+
+
+class Frame:
+    """A frame as fields; build() makes the bytes."""
+
+    def __init__(self, rnd):
+        self.dst = rnd_mac(rnd)
+        self.src = rnd_mac(rnd)
+        self.tags = []          # [(tpid, tci)], outer first
+        self.etype = 0x0800
+        self.tos = 0
+        self.ttl = 64
+        self.frag = 0           # IPv4 frag_off field (flags and offset)
+        self.ip_opts = b""
+        self.ip6_ext = False
+        self.proto = 17
+        self.sip = "10.1.0.1"
+        self.dip = "10.2.0.1"
+        self.sport = 1000
+        self.dport = 2000
+        self.tcp_flags = 0x18
+        self.icmp = (8, 0)
+        self.arp = [1, self.src, "10.1.0.1", "00:00:00:00:00:00",
+                    "10.2.0.1"]    # op, sha, sip, tha, tip
+        self.payload = b""
+        self.cut = None         # truncate the frame (keeping the marker)
+        self.raw_l3 = None      # bytes after the Ethernet/VLAN headers
+
+    def l4(self, v6):
+        p = self.proto
+        pl = self.payload
+        if p == 6:
+            h = struct.pack("!HHIIBBHHH", self.sport, self.dport,
+                            random.getrandbits(32), 0, 5 << 4,
+                            self.tcp_flags & 0xff, 8192, 0, 0)
+            h = h[:12] + struct.pack("!H", (5 << 12) |
+                                     (self.tcp_flags & 0xfff)) + h[14:]
+            return h + pl
+        if p == 17:
+            return struct.pack("!HHHH", self.sport, self.dport,
+                               8 + len(pl), 0) + pl
+        if p == 132:
+            return struct.pack("!HHII", self.sport, self.dport, 0, 0) + pl
+        if p in (1, 58):
+            h = struct.pack("!BBHI", self.icmp[0], self.icmp[1], 0, 0) + pl
+            if p == 1:
+                h = h[:2] + struct.pack("!H", csum(h)) + h[4:]
+            return h
+        return pl
+
+    def build(self, marker):
+        self.payload = self.payload + marker
+        try:
+            l2 = mac_bytes(self.dst) + mac_bytes(self.src)
+            et = self.etype
+            for tpid, tci in self.tags:
+                l2 += struct.pack("!HH", tpid, tci)
+            l2 += struct.pack("!H", et)
+            if self.raw_l3 is not None:
+                l3 = self.raw_l3 + self.payload
+            elif et == 0x0800:
+                l4 = self.l4(False)
+                ihl = 5 + len(self.ip_opts) // 4
+                h = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, self.tos,
+                                ihl * 4 + len(l4), random.getrandbits(16),
+                                self.frag, self.ttl, self.proto, 0,
+                                ipaddress.IPv4Address(self.sip).packed,
+                                ipaddress.IPv4Address(self.dip).packed)
+                h += self.ip_opts
+                h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
+                l3 = h + l4
+            elif et == 0x86DD:
+                l4 = self.l4(True)
+                nh = self.proto
+                if self.ip6_ext:
+                    l4 = struct.pack("!BB6s", nh, 0, b"\x01\x04\0\0\0\0") + l4
+                    nh = 0
+                l3 = struct.pack("!IHBB16s16s",
+                                 (6 << 28) | (self.tos << 20) | 0x12345,
+                                 len(l4), nh, self.ttl,
+                                 ipaddress.IPv6Address(self.sip).packed,
+                                 ipaddress.IPv6Address(self.dip).packed) + l4
+            elif et == 0x0806:
+                op, sha, sip, tha, tip = self.arp
+                l3 = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, op,
+                                 mac_bytes(sha),
+                                 ipaddress.IPv4Address(sip).packed,
+                                 mac_bytes(tha),
+                                 ipaddress.IPv4Address(tip).packed)
+                l3 += self.payload
+            else:
+                l3 = self.payload
+            b = l2 + l3
+        finally:
+            self.payload = self.payload[:-len(marker)]
+        if self.cut is not None and self.cut + len(marker) < len(b):
+            b = b[:self.cut] + marker
+        return b
+
+
+def rnd_mac(rnd):
+    return "02:%02x:%02x:%02x:%02x:%02x" % tuple(rnd.getrandbits(8)
+                                                 for _ in range(5))
+
+
+# ------------------------------------------------------------------- rules
+
+# A small alphabet of values, so that rules overlap and frames hit them.
+MACS = ["02:00:00:00:00:%02x" % i for i in (1, 2, 3)] + ["0a:00:00:00:01:01"]
+V4 = ["10.1.0.1", "10.1.0.2", "10.1.1.1", "10.2.0.1", "10.2.3.4",
+      "192.168.7.9"]
+V6 = ["2001:db8::1", "2001:db8::2", "2001:db8:1::1", "fd00::7"]
+PORTS = [53, 80, 443, 1000, 2000, 8080]
+PROTO_NAMES = {6: "tcp", 17: "udp", 132: "sctp", 1: "icmp", 58: "icmpv6"}
+
+
+class Rule:
+    def __init__(self, prio, proto, matches, actions, chain=0):
+        self.prio = prio
+        self.proto = proto          # tc protocol word
+        self.matches = matches      # list of (word, value)
+        self.actions = actions      # list of action strings with {o1},{o2}
+        self.chain = chain
+        self.handle = None
+
+    def tc(self, dev, outs):
+        m = " ".join("%s %s" % mv for mv in self.matches)
+        a = " ".join("action " + x.format(o1=outs[0], o2=outs[1])
+                     for x in self.actions)
+        ch = " chain %d" % self.chain if self.chain else ""
+        return ("filter add dev %s ingress%s pref %d handle %d protocol %s "
+                "flower %s %s" % (dev, ch, self.prio, self.handle, self.proto,
+                                  m, a))
+
+    def tc_del(self, dev):
+        ch = " chain %d" % self.chain if self.chain else ""
+        return ("filter del dev %s ingress%s pref %d handle %d protocol %s "
+                "flower" % (dev, ch, self.prio, self.handle, self.proto))
+
+
+def rnd_prefix(rnd, addr, v6):
+    bits = 128 if v6 else 32
+    plen = rnd.choice([bits, bits, bits - 8, bits // 2, bits - 1])
+    net = ipaddress.ip_network("%s/%d" % (addr, plen), strict=False)
+    return str(net)
+
+
+def gen_matches(rnd, proto, vocab):
+    """Matches for one rule of tc protocol `proto`; the frame template that
+    meets them is made from the same choices (see aim())."""
+    ms = []
+    if rnd.random() < 0.25:
+        ms.append(("dst_mac", rnd.choice(MACS)))
+    if rnd.random() < 0.15:
+        ms.append(("src_mac", rnd.choice(MACS) +
+                   rnd.choice(["", "/ff:ff:ff:00:00:00"])))
+    if proto in ("ip", "ipv6"):
+        v6 = proto == "ipv6"
+        addrs = V6 if v6 else V4
+        if rnd.random() < 0.6:
+            ms.append(("dst_ip", rnd_prefix(rnd, rnd.choice(addrs), v6)))
+        if rnd.random() < 0.3:
+            ms.append(("src_ip", rnd_prefix(rnd, rnd.choice(addrs), v6)))
+        r = rnd.random()
+        if r < 0.55:
+            ip_proto = rnd.choice([6, 17, 132, 58 if v6 else 1])
+            ms.append(("ip_proto", PROTO_NAMES[ip_proto]))
+            if ip_proto in (6, 17, 132) and rnd.random() < 0.6:
+                w = rnd.choice(["dst_port", "src_port"])
+                ms.append((w, str(rnd.choice(PORTS))))
+            if "tcp_flags" in vocab and ip_proto == 6 and rnd.random() < 0.3:
+                ms.append(("tcp_flags", rnd.choice(["0x02/0x02", "0x10/0x12",
+                                                    "0x18", "0x4/0x7"])))
+            if "icmp" in vocab and ip_proto in (1, 58) and rnd.random() < 0.6:
+                ms.append(("type", str(rnd.choice([0, 8, 3, 128, 129]))))
+                if rnd.random() < 0.4:
+                    ms.append(("code", str(rnd.choice([0, 1]))))
+        elif r < 0.6:
+            ms.append(("ip_proto", str(rnd.choice([47, 4, 99]))))
+        if "ip_tos" in vocab and rnd.random() < 0.15:
+            ms.append(("ip_tos", rnd.choice(["0x10", "0x20/0xf0", "0/0xfc"])))
+        if "ip_ttl" in vocab and rnd.random() < 0.1:
+            ms.append(("ip_ttl", rnd.choice(["64", "1", "0x40/0xc0"])))
+        if "ip_flags" in vocab and rnd.random() < 0.15:
+            ms.append(("ip_flags", rnd.choice(["frag", "nofrag", "firstfrag",
+                                               "frag/nofirstfrag"])))
+    elif proto == "arp" and "arp" in vocab:
+        if rnd.random() < 0.5:
+            ms.append(("arp_op", rnd.choice(["request", "reply"])))
+        if rnd.random() < 0.5:
+            ms.append(("arp_tip", rnd_prefix(rnd, rnd.choice(V4), False)))
+        if rnd.random() < 0.3:
+            ms.append(("arp_sip", rnd.choice(V4)))
+        if rnd.random() < 0.2:
+            ms.append(("arp_sha", rnd.choice(MACS)))
+    elif proto == "802.1q":
+        if rnd.random() < 0.7:
+            ms.append(("vlan_id", str(rnd.choice([5, 10]))))
+        if rnd.random() < 0.3:
+            ms.append(("vlan_prio", str(rnd.choice([0, 3]))))
+        if rnd.random() < 0.5:
+            ms.append(("vlan_ethtype", "ip"))
+            if rnd.random() < 0.5:
+                ms.append(("dst_ip", rnd.choice(V4)))
+    return ms
+
+
+def gen_actions(rnd, vocab):
+    r = rnd.random()
+    if r < 0.35:
+        return ["drop"]
+    if r < 0.50:
+        return ["pass"]
+    if r < 0.75:
+        return ["mirred egress redirect dev {o1}"]
+    if r < 0.85:
+        return ["mirred egress redirect dev {o2}"]
+    if r < 0.92:
+        # refused: must stay in software and shield the rules after it
+        return ["mirred egress mirror dev {o2}", "drop"]
+    if "continue" in vocab:
+        # TC never offers such a rule to drivers (no flow_action for it)
+        return ["gact continue"]
+    return ["drop"]
+
+
+PROTOS = ["ip", "ip", "ip", "ipv6", "ipv6", "arp", "all", "802.1q"]
+
+
+def gen_rule(rnd, prio_proto, vocab):
+    prio = rnd.randint(1, 8)
+    proto = prio_proto.get(prio)
+    if proto is None:
+        proto = rnd.choice(PROTOS)
+        prio_proto[prio] = proto
+    return Rule(prio, proto, gen_matches(rnd, proto, vocab),
+                gen_actions(rnd, vocab))
+
+
+# --------------------------------------------------------- frames for rules
+
+def aim(rnd, rule):
+    """A frame that meets rule's matches (most of the time exactly)."""
+    f = Frame(rnd)
+    proto = rule.proto if rule else rnd.choice(PROTOS)
+    if proto in ("all",):
+        proto = rnd.choice(["ip", "ipv6", "arp", "other"])
+    if proto == "802.1q":
+        f.tags = [(0x8100, rnd.choice([5, 10, 7]) | (rnd.choice([0, 3]) << 13))]
+        proto = "ip"
+    v6 = proto == "ipv6"
+    if proto == "ip":
+        f.etype = 0x0800
+        f.sip, f.dip = rnd.choice(V4), rnd.choice(V4)
+        f.proto = rnd.choice([6, 17, 1, 132, 47])
+    elif proto == "ipv6":
+        f.etype = 0x86DD
+        f.sip, f.dip = rnd.choice(V6), rnd.choice(V6)
+        f.proto = rnd.choice([6, 17, 58, 132])
+    elif proto == "arp":
+        f.etype = 0x0806
+        f.arp = [rnd.choice([1, 2]), rnd.choice(MACS), rnd.choice(V4),
+                 rnd.choice(MACS), rnd.choice(V4)]
+    else:
+        f.etype = 0x88B5
+    f.sport, f.dport = rnd.choice(PORTS), rnd.choice(PORTS)
+    f.icmp = (rnd.choice([0, 8, 3, 128, 129]), rnd.choice([0, 1]))
+    f.tcp_flags = rnd.choice([0x02, 0x10, 0x12, 0x18, 0x11, 0x04])
+    f.payload = bytes(rnd.getrandbits(8) for _ in range(rnd.choice([0, 4, 20,
+                                                                  100])))
+    for w, v in (rule.matches if rule else []):
+        v0 = v.split("/")[0]
+        if w == "dst_mac":
+            f.dst = v0
+        elif w == "src_mac":
+            f.src = v0
+        elif w in ("dst_ip", "src_ip") and proto in ("ip", "ipv6"):
+            net = ipaddress.ip_network(v, strict=False)
+            host = net.network_address + rnd.randrange(
+                min(net.num_addresses, 1 << 16))
+            if w == "dst_ip":
+                f.dip = str(host)
+            else:
+                f.sip = str(host)
+        elif w == "ip_proto":
+            f.proto = {"tcp": 6, "udp": 17, "sctp": 132, "icmp": 1,
+                       "icmpv6": 58}.get(v, None) or int(v)
+        elif w == "dst_port":
+            f.dport = int(v)
+        elif w == "src_port":
+            f.sport = int(v)
+        elif w == "tcp_flags":
+            f.tcp_flags = int(v0, 16)
+        elif w == "type":
+            f.icmp = (int(v), f.icmp[1])
+        elif w == "code":
+            f.icmp = (f.icmp[0], int(v))
+        elif w == "ip_tos":
+            f.tos = int(v0, 16)
+        elif w == "ip_ttl":
+            f.ttl = int(v0, 0)
+        elif w == "ip_flags":
+            f.frag = {"frag": 0x2000, "nofrag": 0, "firstfrag": 0x2000,
+                      "frag/nofirstfrag": 0x2010}[v]
+        elif w == "arp_op" and f.arp:
+            f.arp[0] = 1 if v == "request" else 2
+        elif w == "arp_tip" and f.arp:
+            f.arp[4] = str(ipaddress.ip_network(v, strict=False)
+                           .network_address)
+        elif w == "arp_sip" and f.arp:
+            f.arp[2] = v
+        elif w == "arp_sha" and f.arp:
+            f.arp[1] = v
+        elif w == "vlan_id" and f.tags:
+            f.tags[0] = (0x8100, (f.tags[0][1] & ~0xfff) | int(v))
+        elif w == "vlan_prio" and f.tags:
+            f.tags[0] = (0x8100, (f.tags[0][1] & 0x1fff) | (int(v) << 13))
+        elif w == "dst_ip" and f.tags:
+            f.dip = v
+    if v6 and f.proto == 1:
+        f.proto = 58
+    if not v6 and f.proto == 58:
+        f.proto = 1
+    return f
+
+
+def perturb(rnd, f):
+    """Nudges a frame around its rule, or makes it odd."""
+    r = rnd.random()
+    if r < 0.12:
+        f.dst = rnd_mac(rnd)
+    elif r < 0.24:
+        if f.etype == 0x0800:
+            a = ipaddress.IPv4Address(f.dip)
+            f.dip = str(ipaddress.IPv4Address(int(a) ^ (1 << rnd.randrange(32))))
+        elif f.etype == 0x86DD:
+            a = ipaddress.IPv6Address(f.dip)
+            f.dip = str(ipaddress.IPv6Address(int(a) ^ (1 << rnd.randrange(128))))
+    elif r < 0.32:
+        f.dport ^= 1 << rnd.randrange(16)
+    elif r < 0.40:
+        f.frag = rnd.choice([0x2000, 0x0010, 0x2010, 0x4000])
+    elif r < 0.46:
+        f.tags = [(0x8100, rnd.choice([5, 10, 0]))] + \
+            ([(0x8100, 7)] if rnd.random() < 0.3 else [])
+    elif r < 0.52:
+        f.cut = rnd.randrange(14, 60)
+    elif r < 0.57:
+        f.ip_opts = b"\x01\x01\x01\x00"
+    elif r < 0.61:
+        f.ip6_ext = True
+    elif r < 0.65:
+        f.etype = rnd.choice([0x88B5, 0x0806, 0x86DD, 0x0800])
+        if f.etype == 0x0800 and ":" in f.sip:
+            f.sip, f.dip = rnd.choice(V4), rnd.choice(V4)
+            f.proto = 1 if f.proto == 58 else f.proto
+        if f.etype == 0x86DD and "." in f.sip:
+            f.sip, f.dip = rnd.choice(V6), rnd.choice(V6)
+            f.proto = 58 if f.proto == 1 else f.proto
+    elif r < 0.70:
+        f.tos = rnd.getrandbits(8)
+        f.ttl = rnd.choice([1, 64, 255])
+    return f
+
+
+# ---------------------------------------------------------------- the run
+
+class Sockets:
+    """Packet sockets: senders on the feeders, taps on the sinks, and the
+    stack side of every rule device."""
+
+    def __init__(self, lanes):
+        self.send = {}
+        self.rx = []            # (sock, lane index, side, where)
+        setns(NS_GEN)
+        for ln in lanes:
+            for s in "AB":
+                sk = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+                sk.bind((ln.gen[s], 0))
+                self.send[(ln.i, s)] = sk
+        setns(NS_SINK)
+        for ln in lanes:
+            for s in "AB":
+                for j, k in enumerate(ln.sink[s]):
+                    self._rx(k, ETH_P_ALL, ln.i, s, "o%d" % (j + 1))
+        setns(None)
+        for ln in lanes:
+            for s in "AB":
+                for et in ETH_TYPES:
+                    self._rx(ln.dev[s], et, ln.i, s, "stack")
+        self.poll = select.poll()
+        self.by_fd = {}
+        for t in self.rx:
+            self.poll.register(t[0].fileno(), select.POLLIN)
+            self.by_fd[t[0].fileno()] = t
+
+    def _rx(self, dev, proto, lane, side, where):
+        sk = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                           socket.htons(proto))
+        sk.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        sk.bind((dev, proto))
+        sk.setblocking(False)
+        self.rx.append((sk, lane, side, where))
+
+    def drain(self, quiet_ms, cap_s, seen):
+        """Collects frames until none came for quiet_ms."""
+        end = time.monotonic() + cap_s
+        while time.monotonic() < end:
+            ev = self.poll.poll(quiet_ms)
+            if not ev:
+                return True
+            for fd, _ in ev:
+                sk, lane, side, where = self.by_fd[fd]
+                while True:
+                    try:
+                        data, addr = sk.recvfrom(65536)
+                    except BlockingIOError:
+                        break
+                    if addr[2] == PACKET_OUTGOING:
+                        continue
+                    if len(data) < 8 or data[-8:-4] != MAGIC:
+                        continue
+                    fid = struct.unpack("!I", data[-4:])[0]
+                    seen.setdefault((fid, side), []).append((where, data))
+        return False
+
+
+def read_stats(lanes):
+    lines = []
+    for ln in lanes:
+        for s in "AB":
+            lines.append("filter show dev %s ingress" % ln.dev[s])
+    out, err, rc = tc_batch(lines, json_out=True, stats=True)
+    if rc:
+        raise RuntimeError("tc -s -j filter show: " + err)
+    dec = json.JSONDecoder()
+    arrays, pos, text = [], 0, out.strip()
+    while pos < len(text):
+        obj, n = dec.raw_decode(text, pos)
+        arrays.append(obj)
+        pos = n
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    if len(arrays) == 1 and len(lines) > 1 and arrays[0] and \
+            isinstance(arrays[0][0], list):
+        arrays = arrays[0]
+    if len(arrays) != len(lines):
+        raise RuntimeError("tc -s -j -batch: %d outputs for %d commands" %
+                           (len(arrays), len(lines)))
+    res = {}
+    for (ln, s), arr in zip([(ln, s) for ln in lanes for s in "AB"], arrays):
+        st = {}
+        for f in arr:
+            opt = f.get("options")
+            if not opt:
+                continue
+            key = (f.get("chain", 0), f["pref"], opt.get("handle"))
+            st[key] = [(a.get("kind"), a.get("stats", {}).get("packets"),
+                        a.get("stats", {}).get("bytes"),
+                        a.get("stats", {}).get("drops"))
+                       for a in opt.get("actions", [])]
+            st[key + ("hw",)] = opt.get("in_hw", False)
+        res[(ln.i, s)] = st
+    return res
+
+
+class Case:
+    def __init__(self, seed, n, lane, vocab):
+        self.seed = seed
+        self.n = n
+        self.lane = lane
+        self.rnd = random.Random("%d/%d" % (seed, n))
+        rnd = self.rnd
+        prio_proto = {}
+        self.rules = []
+        handles = {}
+        for _ in range(rnd.randint(1, 7)):
+            r = gen_rule(rnd, prio_proto, vocab)
+            handles[r.prio] = handles.get(r.prio, 0) + 1
+            r.handle = handles[r.prio]
+            self.rules.append(r)
+        # round 2: some rules go, some come
+        self.dels = [r for r in self.rules if rnd.random() < 0.3]
+        self.adds = []
+        for _ in range(rnd.randint(0, 2)):
+            r = gen_rule(rnd, prio_proto, vocab)
+            handles[r.prio] = handles.get(r.prio, 0) + 1
+            r.handle = handles[r.prio]
+            self.adds.append(r)
+        self.frames = [[], []]
+        for rnd_i in (0, 1):
+            pool = self.rules + self.adds
+            for _ in range(rnd.randint(6, 14)):
+                rule = rnd.choice(pool) if rnd.random() < 0.85 else None
+                f = aim(rnd, rule)
+                if rnd.random() < 0.45:
+                    perturb(rnd, f)
+                self.frames[rnd_i].append(f)
+        self.frame_bytes = {}
+        self.tc_ok = {}
+
+    def repro(self, side_dev, outs):
+        lines = ["tc qdisc add dev %s clsact" % side_dev]
+        lines += ["tc " + r.tc(side_dev, outs) for r in self.rules]
+        lines += ["# then"]
+        lines += ["tc " + r.tc_del(side_dev) for r in self.dels]
+        lines += ["tc " + r.tc(side_dev, outs) for r in self.adds]
+        return lines
+
+
+def run(args):
+    lanes = lanes_of(args.lanes)
+    vocab = set(args.vocab.split(",")) if args.vocab else set()
+    if args.enable:
+        for ln in lanes:
+            sh(args.enable.format(dev=ln.dev["A"]).split())
+    socks = Sockets(lanes)
+    ncases = ndiff = 0
+    fid = 0
+    t0 = time.monotonic()
+    shown = 0
+    it = 0
+    fates = {}
+    while ncases < args.cases:
+        batch = []
+        for ln in lanes:
+            if ncases + len(batch) >= args.cases:
+                break
+            batch.append(Case(args.seed, args.first + ncases + len(batch),
+                              ln, vocab))
+        # fresh rules: a new clsact on every device of the batch
+        lines = []
+        for c in batch:
+            for s in "AB":
+                d = c.lane.dev[s]
+                lines += ["qdisc del dev %s clsact" % d,
+                          "qdisc add dev %s clsact" % d]
+        out, err, rc = tc_batch(lines)
+        if rc:
+            raise RuntimeError("resetting clsact: " + err)
+        seen = {}
+        frame_case = {}
+        tc_err = {}
+        for rnd_i in (0, 1):
+            cmds, owner = [], []
+            for c in batch:
+                for s in "AB":
+                    d, outs = c.lane.dev[s], c.lane.out[s]
+                    if rnd_i == 1:
+                        mine = [r.tc_del(d) for r in c.dels]
+                        mine += [r.tc(d, outs) for r in c.adds]
+                    else:
+                        mine = [r.tc(d, outs) for r in c.rules]
+                    cmds += mine
+                    owner += [(c.n, s)] * len(mine)
+                    tc_err[(c.n, rnd_i, s)] = []
+            # which commands tc refused must be the same on both sides
+            failed = set()
+            if cmds:
+                _, err, _ = tc_batch(cmds)
+                for m in re.finditer(r"Command failed -:(\d+)", err):
+                    failed.add(int(m.group(1)) - 1)
+            for i, (n, s) in enumerate(owner):
+                tc_err[(n, rnd_i, s)].append(i not in failed)
+            # the frames, to A and B alike, interleaved across lanes
+            for c in batch:
+                for f in c.frames[rnd_i]:
+                    fid += 1
+                    b = f.build(MAGIC + struct.pack("!I", fid))
+                    frame_case[fid] = (c, rnd_i, b)
+                    for s in "AB":
+                        try:
+                            socks.send[(c.lane.i, s)].send(b)
+                        except OSError as e:
+                            seen.setdefault((fid, s), []).append(
+                                ("send-error", str(e.errno).encode()))
+            if not socks.drain(args.quiet_ms, 20, seen):
+                print("# frames still arriving after 20 s", flush=True)
+        stats = read_stats([c.lane for c in batch])
+        # compare
+        for c in batch:
+            diffs = []
+            for rnd_i in (0, 1):
+                if tc_err[(c.n, rnd_i, "A")] != tc_err[(c.n, rnd_i, "B")]:
+                    diffs.append("round %d: tc accepted %s on A, %s on B" %
+                                 (rnd_i + 1, tc_err[(c.n, rnd_i, "A")],
+                                  tc_err[(c.n, rnd_i, "B")]))
+            for f_id, (fc, rnd_i, b) in frame_case.items():
+                if fc is not c:
+                    continue
+                a = sorted(seen.get((f_id, "A"), []))
+                bb = sorted(seen.get((f_id, "B"), []))
+                if a != bb:
+                    diffs.append("round %d frame %s: A %s, B %s" % (
+                        rnd_i + 1, b.hex(), fmt_seen(a), fmt_seen(bb)))
+            for f_id, (fc, rnd_i, b) in frame_case.items():
+                if fc is c:
+                    where = seen.get((f_id, "A"), [])
+                    for w in set(x[0] for x in where) or ["nowhere"]:
+                        fates[w] = fates.get(w, 0) + 1
+            sa, sb = stats[(c.lane.i, "A")], stats[(c.lane.i, "B")]
+            for key in sa:
+                if len(key) == 4 and sa[key]:
+                    fates["rules in_hw"] = fates.get("rules in_hw", 0) + 1
+                elif len(key) == 3:
+                    fates["rules"] = fates.get("rules", 0) + 1
+            for key in sorted(set(sa) | set(sb), key=str):
+                if len(key) == 4:
+                    continue
+                if sa.get(key) != sb.get(key):
+                    diffs.append("counters of chain %s pref %s handle %s: "
+                                 "A %s (in_hw %s), B %s" %
+                                 (key[0], key[1], key[2], sa.get(key),
+                                  sa.get(key + ("hw",)), sb.get(key)))
+            ncases += 1
+            if diffs:
+                ndiff += 1
+                if shown < args.show:
+                    shown += 1
+                    print("# DIFFERENCE in case %d (seed %d): reproduce "
+                          "with: difftest.py run --seed %d --first %d "
+                          "--cases 1" % (c.n, args.seed, args.seed, c.n))
+                    for line in c.repro("DEV", ["OUT1", "OUT2"]):
+                        print("#   " + line)
+                    for d in diffs[:12]:
+                        print("#   " + d)
+                    sys.stdout.flush()
+        it += 1
+        if args.progress and it % args.progress == 0:
+            print("# %d cases, %d with differences, %.0f s" %
+                  (ncases, ndiff, time.monotonic() - t0), flush=True)
+    print("# frames on A by fate: " + ", ".join(
+        "%s %d" % kv for kv in sorted(fates.items())))
+    print("cases %d, differences %d (seed %d, %.0f s)" %
+          (ncases, ndiff, args.seed, time.monotonic() - t0))
+    return 1 if ndiff or not ncases else 0
+
+
+def fmt_seen(lst):
+    if not lst:
+        return "nowhere"
+    return ", ".join("%s(%d bytes)" % (w, len(d)) for w, d in lst)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("what", choices=["setup", "run", "cleanup"])
+    ap.add_argument("--lanes", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cases", type=int, default=100)
+    ap.add_argument("--first", type=int, default=0,
+                    help="number of the first case (to reproduce one)")
+    ap.add_argument("--enable", default="")
+    ap.add_argument("--vocab", default="",
+                    help="comma list of extra match kinds to generate")
+    ap.add_argument("--quiet-ms", type=int, default=100)
+    ap.add_argument("--show", type=int, default=5,
+                    help="print this many differing cases")
+    ap.add_argument("--progress", type=int, default=0)
+    args = ap.parse_args()
+    if args.what == "setup":
+        setup(args.lanes)
+        return 0
+    if args.what == "cleanup":
+        cleanup(args.lanes)
+        return 0
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
