@@ -25,15 +25,15 @@
 		       BIT_ULL(FLOW_DISSECTOR_KEY_IPV4_ADDRS) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_IPV6_ADDRS) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_PORTS) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_IP) |			\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_TCP) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_ICMP) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_ARP) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_META))
 
 static const char * const xdp_flow_key_msgs[FLOW_DISSECTOR_KEY_MAX] = {
 	[FLOW_DISSECTOR_KEY_PORTS_RANGE] = "xdp_flow: cannot offload port ranges",
-	[FLOW_DISSECTOR_KEY_ICMP] = "xdp_flow: cannot offload ICMP type/code matches",
-	[FLOW_DISSECTOR_KEY_ARP] = "xdp_flow: cannot offload ARP matches",
 	[FLOW_DISSECTOR_KEY_CVLAN] = "xdp_flow: cannot offload inner VLAN (cvlan) matches",
-	[FLOW_DISSECTOR_KEY_TCP] = "xdp_flow: cannot offload tcp_flags matches",
-	[FLOW_DISSECTOR_KEY_IP] = "xdp_flow: cannot offload ip_tos/ip_ttl matches",
 	[FLOW_DISSECTOR_KEY_MPLS] = "xdp_flow: cannot offload MPLS matches",
 	[FLOW_DISSECTOR_KEY_CT] = "xdp_flow: cannot offload conntrack (ct_*) matches",
 	[FLOW_DISSECTOR_KEY_ENC_KEYID] = "xdp_flow: cannot offload tunnel (enc_*) matches",
@@ -131,14 +131,110 @@ static const char *xdp_flow_match_basic(struct flow_rule *fr,
 	return NULL;
 }
 
-static const char *xdp_flow_match_control(struct flow_rule *fr)
+/* ip_flags frag and firstfrag. Like flower's dissector, the XDP program
+ * reads no L4 header from any IPv4 fragment, the first one included, and
+ * leaves IPv6 fragments (an extension header) to the stack.
+ */
+static const char *xdp_flow_match_control(struct flow_rule *fr,
+					  struct xdp_flow_key *k,
+					  struct xdp_flow_key *m)
 {
 	struct flow_match_control match;
+	u32 key, mask;
 
 	flow_rule_match_control(fr, &match);
-	if (match.mask->flags)
-		return "xdp_flow: cannot offload ip_flags matches";
+	key = match.key->flags;
+	mask = match.mask->flags;
+	if (mask & ~(FLOW_DIS_IS_FRAGMENT | FLOW_DIS_FIRST_FRAG))
+		return "xdp_flow: cannot offload ip_flags other than frag and firstfrag";
+	if (mask & FLOW_DIS_IS_FRAGMENT) {
+		m->ip_frag |= XDP_FLOW_FRAG_IS;
+		if (key & FLOW_DIS_IS_FRAGMENT)
+			k->ip_frag |= XDP_FLOW_FRAG_IS;
+	}
+	if (mask & FLOW_DIS_FIRST_FRAG) {
+		m->ip_frag |= XDP_FLOW_FRAG_FIRST;
+		if (key & FLOW_DIS_FIRST_FRAG)
+			k->ip_frag |= XDP_FLOW_FRAG_FIRST;
+	}
 	return NULL;
+}
+
+/* ip_tos and ip_ttl: IPv4 TOS and TTL, IPv6 traffic class and hop limit. */
+static void xdp_flow_match_ip(struct flow_rule *fr, struct xdp_flow_key *k,
+			      struct xdp_flow_key *m)
+{
+	struct flow_match_ip match;
+
+	flow_rule_match_ip(fr, &match);
+	k->ip_tos = match.key->tos;
+	m->ip_tos = match.mask->tos;
+	k->ip_ttl = match.key->ttl;
+	m->ip_ttl = match.mask->ttl;
+}
+
+/* Flower takes tcp_flags only with ip_proto tcp; the XDP program reads them
+ * from TCP headers whose data offset is sane, and leaves the rest to the
+ * stack (where the dissector reads no flags from them).
+ */
+static void xdp_flow_match_tcp(struct flow_rule *fr, struct xdp_flow_key *k,
+			       struct xdp_flow_key *m)
+{
+	struct flow_match_tcp match;
+
+	flow_rule_match_tcp(fr, &match);
+	k->tcp_flags = match.key->flags;
+	m->tcp_flags = match.mask->flags;
+}
+
+/* ICMP and ICMPv6 type and code share the port fields of the key: flower
+ * takes them only with ip_proto icmp or icmpv6, and ports only with tcp,
+ * udp or sctp, so the two never meet in one rule.
+ */
+static const char *xdp_flow_match_icmp(struct flow_rule *fr,
+				       struct xdp_flow_key *k,
+				       struct xdp_flow_key *m)
+{
+	struct flow_match_icmp match;
+
+	flow_rule_match_icmp(fr, &match);
+	if (!match.mask->type && !match.mask->code)
+		return NULL;
+	if (m->ip_proto != 0xff ||
+	    (k->ip_proto != IPPROTO_ICMP && k->ip_proto != IPPROTO_ICMPV6))
+		return "xdp_flow: ICMP type/code are offloaded only with ip_proto icmp or icmpv6";
+	k->l4_src = htons(match.key->type);
+	m->l4_src = htons(match.mask->type);
+	k->l4_dst = htons(match.key->code);
+	m->l4_dst = htons(match.mask->code);
+	return NULL;
+}
+
+/* ARP for Ethernet and IPv4: the opcode takes the IP protocol's place, the
+ * sender and target IPv4 addresses the source and destination addresses.
+ */
+static void xdp_flow_match_arp(struct flow_rule *fr, struct xdp_flow_key *k,
+			       struct xdp_flow_key *m)
+{
+	struct flow_dissector *d = fr->match.dissector;
+	const struct flow_dissector_key_arp *key, *mask;
+
+	/* 6.1 has no flow_rule_match_arp() */
+	key = skb_flow_dissector_target(d, FLOW_DISSECTOR_KEY_ARP,
+					fr->match.key);
+	mask = skb_flow_dissector_target(d, FLOW_DISSECTOR_KEY_ARP,
+					 fr->match.mask);
+	k->ip_proto = key->op;
+	m->ip_proto = mask->op;
+	k->ip_src[0] = key->sip;
+	m->ip_src[0] = mask->sip;
+	k->ip_dst[0] = key->tip;
+	m->ip_dst[0] = mask->tip;
+	/* sha and tha are not 16-bit aligned there: no ether_addr_copy() */
+	memcpy(k->arp_sha, key->sha, ETH_ALEN);
+	memcpy(m->arp_sha, mask->sha, ETH_ALEN);
+	memcpy(k->arp_tha, key->tha, ETH_ALEN);
+	memcpy(m->arp_tha, mask->tha, ETH_ALEN);
 }
 
 static const char *xdp_flow_match_vlan(struct flow_rule *fr,
@@ -321,11 +417,21 @@ static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
 	}
 
 	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_CONTROL)) {
-		msg = xdp_flow_match_control(fr);
+		msg = xdp_flow_match_control(fr, k, m);
 		why = why ?: msg;
 	}
 	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_BASIC))
 		xdp_flow_match_basic(fr, k, m);
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_IP))
+		xdp_flow_match_ip(fr, k, m);
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_TCP))
+		xdp_flow_match_tcp(fr, k, m);
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_ICMP)) {
+		msg = xdp_flow_match_icmp(fr, k, m);
+		why = why ?: msg;
+	}
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_ARP))
+		xdp_flow_match_arp(fr, k, m);
 	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_VLAN)) {
 		msg = xdp_flow_match_vlan(fr, k, m);
 		why = why ?: msg;

@@ -825,7 +825,8 @@ def main():
     ap.add_argument("--first", type=int, default=0,
                     help="number of the first case (to reproduce one)")
     ap.add_argument("--enable", default="")
-    ap.add_argument("--vocab", default="",
+    ap.add_argument("--vocab",
+                    default="tcp_flags,icmp,ip_tos,ip_ttl,ip_flags,arp",
                     help="comma list of extra match kinds to generate")
     ap.add_argument("--quiet-ms", type=int, default=100)
     ap.add_argument("--show", type=int, default=5,
