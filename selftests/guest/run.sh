@@ -10,7 +10,7 @@
 # Usage: selftests/guest/run.sh [filter]
 #   filter (or $XF_FILTER): extended regex matched against the test file
 #   names, e.g. "test_00|test_1[01]"
-# Env: XF_TEST_TIMEOUT  seconds per test (default 600)
+# Env: XF_TEST_TIMEOUT  seconds per test (default 1200)
 #      XF_RESULTS       folder for the kernel log and a summary (optional)
 
 set -u
@@ -27,7 +27,7 @@ XF_CLI=$XF_ROOT/tools/xdp-flow/xdp-flow
 export XF_ROOT XF_SERIES XF_KO XF_UMH XF_CLI
 
 filter=${1:-${XF_FILTER:-}}
-test_timeout=${XF_TEST_TIMEOUT:-600}
+test_timeout=${XF_TEST_TIMEOUT:-1200}
 
 # what the tests need mounted
 if ! mountpoint -q /sys/fs/bpf; then

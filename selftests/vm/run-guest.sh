@@ -12,7 +12,7 @@
 # overlay); $XF_RESULTS (default .cache/results/<series>) is writable and
 # shared with the host.
 #
-# Env: XF_GUEST_TIMEOUT  seconds before the guest is killed (default 1500)
+# Env: XF_GUEST_TIMEOUT  seconds before the guest is killed (default 2700)
 #      XF_GUEST_MEM      guest memory (default 2G)
 #      XF_GUEST_CPUS     guest CPUs (default 2)
 #      XF_VNG_OPTS       extra vng options (word-split)
@@ -81,7 +81,7 @@ trap 'rm -f "$script"' EXIT
 } >"$script"
 gcmd="bash $(q "$script")"
 
-timeout_s=${XF_GUEST_TIMEOUT:-1500}
+timeout_s=${XF_GUEST_TIMEOUT:-2700}
 # shellcheck disable=SC2206
 extra=(${XF_VNG_OPTS:-})
 
