@@ -328,3 +328,37 @@ per_packet_bytes()
 	fi
 	echo $(((now - $3) / $4))
 }
+
+# diff_setup <lanes> <description>: the module (with the helper at $XF_UMH)
+# and the lanes of the differential test, the A device of each enabled.
+# Logs one test line; returns non-zero when anything failed.
+diff_setup()
+{
+	local lanes=$1 i
+
+	RET=0
+	xf_load
+	check_err $? "xf_load failed"
+	if [ $RET -eq 0 ]; then
+		xf_wait_helper 20
+		check_err $? "the helper did not come up"
+	fi
+	if [ $RET -eq 0 ]; then
+		python3 "$XF_ROOT/selftests/diff/difftest.py" setup --lanes "$lanes"
+		check_err $? "difftest.py setup failed"
+	fi
+	for ((i = 0; i < lanes && RET == 0; i++)); do
+		"$XF_CLI" enable dev "xda$i" && wait_dev_attached "xda$i" 20
+		check_err $? "cannot enable xda$i"
+	done
+	log_test "setup: $2, $lanes lanes of A (offload) and B (software)"
+	return $RET
+}
+
+# diff_cleanup <lanes>: for the EXIT trap of the differential tests.
+diff_cleanup()
+{
+	python3 "$XF_ROOT/selftests/diff/difftest.py" cleanup --lanes "$1" \
+		>/dev/null 2>&1
+	xf_unload >/dev/null 2>&1
+}

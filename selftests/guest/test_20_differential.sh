@@ -19,30 +19,9 @@ SEED=${XF_DIFF_SEED:-1}
 LANES=${XF_DIFF_LANES:-8}
 DIFF="python3 $XF_ROOT/selftests/diff/difftest.py"
 
-cleanup()
-{
-	$DIFF cleanup --lanes "$LANES" >/dev/null 2>&1
-	xf_unload >/dev/null 2>&1
-}
-trap cleanup EXIT
+trap 'diff_cleanup "$LANES"' EXIT
 
-RET=0
-xf_load
-check_err $? "xf_load failed"
-if [ $RET -eq 0 ]; then
-	xf_wait_helper 20
-	check_err $? "the helper did not come up"
-fi
-if [ $RET -eq 0 ]; then
-	$DIFF setup --lanes "$LANES"
-	check_err $? "difftest.py setup failed"
-fi
-for ((i = 0; i < LANES && RET == 0; i++)); do
-	"$XF_CLI" enable dev "xda$i" && wait_dev_attached "xda$i" 20
-	check_err $? "cannot enable xda$i"
-done
-log_test "setup: module, helper, $LANES lanes of A (offload) and B (software)"
-[ $RET -eq 0 ] || exit 1
+diff_setup "$LANES" "module, helper" || exit 1
 
 RET=0
 out=$($DIFF run --lanes "$LANES" --seed "$SEED" --cases "$CASES" \

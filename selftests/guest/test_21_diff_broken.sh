@@ -18,34 +18,14 @@ SEED=${XF_DIFF_SEED:-1}
 DIFF="python3 $XF_ROOT/selftests/diff/difftest.py"
 BROKEN=$XF_ROOT/umh/xdp_flow_umh_broken
 
-cleanup()
-{
-	$DIFF cleanup --lanes "$LANES" >/dev/null 2>&1
-	xf_unload >/dev/null 2>&1
-}
-trap cleanup EXIT
+trap 'diff_cleanup "$LANES"' EXIT
 
 RET=0
 [ -x "$BROKEN" ]
 check_err $? "no broken test build at $BROKEN (make -C umh broken)"
-if [ $RET -eq 0 ]; then
-	XF_UMH=$BROKEN xf_load
-	check_err $? "xf_load with the broken helper failed"
-fi
-if [ $RET -eq 0 ]; then
-	xf_wait_helper 20
-	check_err $? "the helper did not come up"
-fi
-if [ $RET -eq 0 ]; then
-	$DIFF setup --lanes "$LANES"
-	check_err $? "difftest.py setup failed"
-fi
-for ((i = 0; i < LANES && RET == 0; i++)); do
-	"$XF_CLI" enable dev "xda$i" && wait_dev_attached "xda$i" 20
-	check_err $? "cannot enable xda$i"
-done
-log_test "setup: module with the broken helper, $LANES lanes"
+log_test "the broken test build exists"
 [ $RET -eq 0 ] || exit 1
+XF_UMH=$BROKEN diff_setup "$LANES" "module with the broken helper" || exit 1
 
 RET=0
 out=$($DIFF run --lanes "$LANES" --seed "$SEED" --cases $CASES --show 1 2>&1)
