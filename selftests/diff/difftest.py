@@ -25,7 +25,6 @@ The setup makes the devices; `run` expects the A devices already enabled
 
 import argparse
 import ctypes
-import errno
 import ipaddress
 import json
 import os

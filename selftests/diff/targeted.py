@@ -12,7 +12,6 @@ the stack untouched by the rule. Prints one `ok - ` or `not ok - ` line per
 match (TAP style); exits 1 if any failed.
 """
 
-import copy
 import json
 import random
 import subprocess
