@@ -226,10 +226,13 @@ static void xdp_flow_match_arp(struct flow_rule *fr, struct xdp_flow_key *k,
 					 fr->match.mask);
 	k->ip_proto = key->op;
 	m->ip_proto = mask->op;
-	k->ip_src[0] = key->sip;
-	m->ip_src[0] = mask->sip;
-	k->ip_dst[0] = key->tip;
-	m->ip_dst[0] = mask->tip;
+	/* The dissector stores the addresses as they are on the wire, in
+	 * fields it declares as plain u32.
+	 */
+	k->ip_src[0] = (__force __be32)key->sip;
+	m->ip_src[0] = (__force __be32)mask->sip;
+	k->ip_dst[0] = (__force __be32)key->tip;
+	m->ip_dst[0] = (__force __be32)mask->tip;
 	/* sha and tha are not 16-bit aligned there: no ether_addr_copy() */
 	memcpy(k->arp_sha, key->sha, ETH_ALEN);
 	memcpy(m->arp_sha, mask->sha, ETH_ALEN);
