@@ -25,6 +25,7 @@
  * counters; a different one is replaced) and SYNC deletes those it did not
  * replay. Until then the XDP program keeps running on the old state.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,15 +108,88 @@ static const char *key_field_name(size_t off)
 
 static bool action_is_terminal(__u32 id)
 {
-	/* Every action the XDP program knows ends the list. */
 	return id == XDP_FLOW_ACTION_DROP || id == XDP_FLOW_ACTION_PASS ||
 	       id == XDP_FLOW_ACTION_REDIRECT;
+}
+
+/* What the XDP program relies on, checked again here so that a rule it
+ * cannot execute is refused rather than run: rewrites (pedit and csum
+ * before VLAN actions), then exactly one terminal action, the last;
+ * rewrites only before a redirect.
+ */
+static int action_check(const struct xdp_flow_rule *r, unsigned int i,
+			bool *vlan, char *msg, size_t len)
+{
+	const struct xdp_flow_action *a = &r->actions[i];
+	bool last = i + 1 == r->nr_actions;
+
+	if (action_is_terminal(a->id) != last) {
+		snprintf(msg, len, last ? "action %u: the last action is not drop, pass or redirect" :
+			 "action %u follows a terminal action", last ? i : i + 1);
+		return -EINVAL;
+	}
+	if (last && r->nr_actions > 1 && a->id != XDP_FLOW_ACTION_REDIRECT) {
+		snprintf(msg, len, "action %u: rewrites end only in a redirect", i);
+		return -EINVAL;
+	}
+	switch (a->id) {
+	case XDP_FLOW_ACTION_DROP:
+	case XDP_FLOW_ACTION_PASS:
+		return 0;
+	case XDP_FLOW_ACTION_REDIRECT:
+		if (!a->ifindex) {
+			snprintf(msg, len, "action %u: redirect without ifindex", i);
+			return -EINVAL;
+		}
+		return 0;
+	case XDP_FLOW_ACTION_MANGLE:
+	case XDP_FLOW_ACTION_ADD:
+		if (*vlan) {
+			snprintf(msg, len, "action %u: pedit after a vlan action", i);
+			return -EINVAL;
+		}
+		if (a->mangle.htype >= __XDP_FLOW_HDR_MAX ||
+		    a->mangle.offset % 4 || a->mangle.offset > 60) {
+			snprintf(msg, len, "action %u: pedit of header %u offset %u",
+				 i, a->mangle.htype, a->mangle.offset);
+			return -EINVAL;
+		}
+		return 0;
+	case XDP_FLOW_ACTION_CSUM:
+		if (*vlan) {
+			snprintf(msg, len, "action %u: csum after a vlan action", i);
+			return -EINVAL;
+		}
+		if (a->csum_flags & ~(XDP_FLOW_CSUM_IPV4HDR | XDP_FLOW_CSUM_ICMP |
+				      XDP_FLOW_CSUM_TCP | XDP_FLOW_CSUM_UDP)) {
+			snprintf(msg, len, "action %u: csum flags 0x%x", i,
+				 a->csum_flags);
+			return -EINVAL;
+		}
+		return 0;
+	case XDP_FLOW_ACTION_VLAN_PUSH:
+	case XDP_FLOW_ACTION_VLAN_MODIFY:
+		if (a->vlan.proto != htons(0x8100) && a->vlan.proto != htons(0x88a8)) {
+			snprintf(msg, len, "action %u: vlan protocol 0x%04x", i,
+				 ntohs(a->vlan.proto));
+			return -EINVAL;
+		}
+		*vlan = true;
+		return 0;
+	case XDP_FLOW_ACTION_VLAN_POP:
+		*vlan = true;
+		return 0;
+	}
+	snprintf(msg, len, "action %u: unknown action id %u", i, a->id);
+	return -EINVAL;
 }
 
 static int rule_check(const struct xdp_flow_rule *r, char *msg, size_t len)
 {
 	const __u8 *k = (const __u8 *)&r->key, *m = (const __u8 *)&r->mask;
 	unsigned int i;
+	bool vlan = false;
+	int err;
 
 	if (r->id >= XDP_FLOW_MAX_RULES) {
 		snprintf(msg, len, "rule id %u out of range (max %u)", r->id,
@@ -136,23 +210,9 @@ static int rule_check(const struct xdp_flow_rule *r, char *msg, size_t len)
 		return -EINVAL;
 	}
 	for (i = 0; i < r->nr_actions; i++) {
-		const struct xdp_flow_action *a = &r->actions[i];
-
-		if (!action_is_terminal(a->id)) {
-			snprintf(msg, len, "action %u: unknown action id %u",
-				 i, a->id);
-			return -EINVAL;
-		}
-		if (a->id == XDP_FLOW_ACTION_REDIRECT && !a->ifindex) {
-			snprintf(msg, len, "action %u: redirect without ifindex",
-				 i);
-			return -EINVAL;
-		}
-		if (i + 1 < r->nr_actions) {
-			snprintf(msg, len,
-				 "action %u follows a terminal action", i + 1);
-			return -EINVAL;
-		}
+		err = action_check(r, i, &vlan, msg, len);
+		if (err)
+			return err;
 	}
 	for (i = 0; i < sizeof(r->key); i++) {
 		if (k[i] & ~m[i]) {

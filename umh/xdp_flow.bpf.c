@@ -443,6 +443,557 @@ static __always_inline void count(__u32 rule_id, __u64 bytes)
 	c->lastused_ns = bpf_ktime_get_coarse_ns();
 }
 
+/* ------------------------------------------------------------ rewrites
+ *
+ * A rule with more than one action rewrites the frame, then redirects it
+ * (the module and the helper allow no other shape). Everything a rewrite
+ * needs is checked before the first byte changes: a frame TC would treat
+ * in a way this code does not reproduce goes to the stack untouched, and
+ * TC handles it.
+ */
+
+/* Where TC's actions find the headers of the frame. */
+struct edit_layout {
+	__u32	noff;		/* network header: after the outer tag */
+	__u32	l4off;		/* transport header, 0 if none */
+	__u32	l4len;		/* IP length minus the IP header */
+	__be16	proto;		/* EtherType after the outer tag */
+	__u8	l4proto;	/* 0 for a non-first IPv4 fragment */
+	__u8	ihl;		/* IPv4 header length in bytes */
+};
+
+static __always_inline __u32 csum_fold(__u64 s)
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return s;
+}
+
+#define CSUM_MAX_LEN	4096
+
+/* A copy of the bytes to sum: bpf_csum_diff() wants a size a multiple of
+ * 4 and at most 512, which on the frame itself the verifier can only check
+ * for constant sizes; on a map value it checks bounded variable ones.
+ */
+struct csum_buf {
+	__u8	b[CSUM_MAX_LEN + 4];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct csum_buf);
+} xf_csum_buf SEC(".maps");
+
+/*
+ * Ones' complement sum (unfolded, as csum_partial() returns it) of @len
+ * bytes of the frame at @off, plus @seed. Returns -1 when the range is not
+ * in the frame or longer than CSUM_MAX_LEN.
+ */
+__noinline __s64 xdp_flow_csum(struct xdp_md *ctx, __u32 off, __u32 len,
+			       __u32 seed)
+{
+	struct csum_buf *cb;
+	__u64 n, done, chunk;
+	__u32 zero = 0, i;
+	__s64 sum = seed;
+	__u64 l = len;
+
+	if (!ctx)
+		return -1;
+	/* Checked in 64 bits on the register the helper gets: the verifier
+	 * loses bounds checked on a zero-extended copy.
+	 */
+	asm volatile("%[l] &= 0x1fff" : [l] "+r"(l));
+	if (l > CSUM_MAX_LEN)
+		return -1;
+	if (!l)
+		return seed;
+	cb = bpf_map_lookup_elem(&xf_csum_buf, &zero);
+	if (!cb)
+		return -1;
+	if (bpf_xdp_load_bytes(ctx, off, cb->b, l))
+		return -1;
+	/* An odd tail is padded with zeros, as csum_partial() does. */
+	cb->b[l] = 0;
+	cb->b[l + 1] = 0;
+	cb->b[l + 2] = 0;
+	n = (l + 3) & ~3ULL;
+	for (i = 0; i < CSUM_MAX_LEN / 512; i++) {
+		done = i * 512;
+		if (done >= n)
+			break;
+		chunk = n - done;
+		if (chunk > 512)
+			chunk = 512;
+		sum = bpf_csum_diff(NULL, 0, (void *)(cb->b + done), chunk, sum);
+		if (sum < 0)
+			return -1;
+	}
+	return sum;
+}
+
+struct pseudo4 {
+	__be32	saddr;
+	__be32	daddr;
+	__u8	zero;
+	__u8	proto;
+	__be16	len;
+};
+
+struct pseudo6 {
+	__u8	saddr[16];
+	__u8	daddr[16];
+	__be32	len;
+	__u8	zero[3];
+	__u8	proto;
+};
+
+/* The transport checksum at @l->l4off + @at, over @len bytes, @how: a
+ * CSUM_PSEUDO* or none, CSUM_MANGLED0. Returns 0 or -1.
+ */
+#define CSUM_PSEUDO4	4	/* with the IPv4 pseudo header */
+#define CSUM_PSEUDO6	6	/* with the IPv6 pseudo header */
+#define CSUM_MANGLED0	0x100	/* a result of 0 is sent as 0xffff (UDP) */
+
+__noinline int xdp_flow_csum_l4(struct xdp_md *ctx,
+				const struct edit_layout *l, __u32 at,
+				__u32 len, __u32 how)
+{
+	__u32 pseudo = how & 0xff;
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 off = l->l4off & 0xfff, noff = l->noff & 0xff;
+	__s64 sum = 0;
+	__u16 *field;
+	__u32 res;
+
+	if (!ctx || !l)
+		return -1;
+	field = data + off + (at & 0x1f);
+	if ((void *)(field + 1) > data_end)
+		return -1;
+	*field = 0;
+	if (pseudo == CSUM_PSEUDO4) {
+		struct iphdr *iph = data + noff;
+		struct pseudo4 ph = {};
+
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		ph.saddr = iph->saddr;
+		ph.daddr = iph->daddr;
+		ph.proto = l->l4proto;
+		ph.len = bpf_htons(len);
+		sum = bpf_csum_diff(NULL, 0, (void *)&ph, sizeof(ph), 0);
+	} else if (pseudo == CSUM_PSEUDO6) {
+		struct ipv6hdr *ip6h = data + noff;
+		struct pseudo6 ph = {};
+
+		if ((void *)(ip6h + 1) > data_end)
+			return -1;
+		__builtin_memcpy(ph.saddr, &ip6h->saddr, 16);
+		__builtin_memcpy(ph.daddr, &ip6h->daddr, 16);
+		ph.proto = l->l4proto;
+		ph.len = bpf_htonl(len);
+		sum = bpf_csum_diff(NULL, 0, (void *)&ph, sizeof(ph), 0);
+	}
+	if (sum < 0)
+		return -1;
+	sum = xdp_flow_csum(ctx, off, len, sum);
+	if (sum < 0)
+		return -1;
+	res = ~csum_fold(sum) & 0xffff;
+	if (!res && (how & CSUM_MANGLED0))
+		res = 0xffff;
+	/* The frame may not have moved: nothing changed its length. */
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	field = data + off + (at & 0x1f);
+	if ((void *)(field + 1) > data_end)
+		return -1;
+	*field = res;
+	return 0;
+}
+
+/* May act_csum recompute what @flags asks for on this frame, and would it
+ * end as it does here? Returns 0, or -1 for "leave it to TC" (TC drops
+ * such frames, or walks headers this code does not).
+ */
+static __always_inline int csum_check(const struct edit_layout *l,
+				      __u32 flags)
+{
+	__u32 need = 0;
+
+	if (l->proto != bpf_htons(ETH_P_IP) &&
+	    l->proto != bpf_htons(ETH_P_IPV6))
+		return 0;
+	switch (l->l4proto) {
+	case IPPROTO_TCP:
+		if (flags & XDP_FLOW_CSUM_TCP)
+			need = sizeof(struct tcphdr);
+		break;
+	case IPPROTO_UDP:
+		if (flags & XDP_FLOW_CSUM_UDP)
+			need = sizeof(struct udphdr);
+		break;
+	case IPPROTO_ICMP:
+		if (l->proto == bpf_htons(ETH_P_IP) &&
+		    (flags & XDP_FLOW_CSUM_ICMP))
+			need = 8;
+		break;
+	case IPPROTO_ICMPV6:
+		if (l->proto == bpf_htons(ETH_P_IPV6) &&
+		    (flags & XDP_FLOW_CSUM_ICMP))
+			need = 8;
+		break;
+	default:
+		/* act_csum leaves other IPv6 next headers alone, and the
+		 * parser passed IPv6 extension headers to the stack.
+		 */
+		return 0;
+	}
+	if (need && (!l->l4off || l->l4len < need || l->l4len > CSUM_MAX_LEN))
+		return -1;
+	return 0;
+}
+
+__noinline int xdp_flow_do_csum(struct xdp_md *ctx,
+				const struct edit_layout *l, __u32 flags)
+{
+	void *data, *data_end;
+	int err = 0, v6;
+
+	if (!ctx || !l)
+		return -1;
+	v6 = l->proto == bpf_htons(ETH_P_IPV6);
+
+	if (l->proto != bpf_htons(ETH_P_IP) && !v6)
+		return 0;
+	switch (l->l4proto) {
+	case IPPROTO_TCP:
+		if (flags & XDP_FLOW_CSUM_TCP)
+			err = xdp_flow_csum_l4(ctx, l, 16, l->l4len,
+					       v6 ? CSUM_PSEUDO6 : CSUM_PSEUDO4);
+		break;
+	case IPPROTO_UDP: {
+		struct udphdr *uh;
+		__u32 ulen;
+
+		if (!(flags & XDP_FLOW_CSUM_UDP))
+			break;
+		data = (void *)(long)ctx->data;
+		data_end = (void *)(long)ctx->data_end;
+		uh = data + (l->l4off & 0xfff);
+		if ((void *)(uh + 1) > data_end)
+			return -1;
+		/* act_csum: IPv4 UDP without a checksum keeps none; a UDP
+		 * length other than the IP one leaves the checksum zeroed.
+		 */
+		if (!v6 && !uh->check)
+			break;
+		ulen = bpf_ntohs(uh->len);
+		if (ulen != l->l4len) {
+			uh->check = 0;
+			break;
+		}
+		err = xdp_flow_csum_l4(ctx, l, 6, ulen, CSUM_MANGLED0 |
+				       (v6 ? CSUM_PSEUDO6 : CSUM_PSEUDO4));
+		break;
+	}
+	case IPPROTO_ICMP:
+		if (!v6 && (flags & XDP_FLOW_CSUM_ICMP))
+			err = xdp_flow_csum_l4(ctx, l, 2, l->l4len, 0);
+		break;
+	case IPPROTO_ICMPV6:
+		if (v6 && (flags & XDP_FLOW_CSUM_ICMP))
+			err = xdp_flow_csum_l4(ctx, l, 2, l->l4len,
+					       CSUM_PSEUDO6);
+		break;
+	}
+	if (err || v6 || !(flags & XDP_FLOW_CSUM_IPV4HDR))
+		return err;
+
+	/* ip_send_check() */
+	{
+		struct iphdr *iph;
+		__s64 sum;
+
+		data = (void *)(long)ctx->data;
+		data_end = (void *)(long)ctx->data_end;
+		iph = data + (l->noff & 0xff);
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		iph->check = 0;
+		sum = xdp_flow_csum(ctx, l->noff & 0xff, l->ihl & 0x3c, 0);
+		if (sum < 0)
+			return -1;
+		data = (void *)(long)ctx->data;
+		data_end = (void *)(long)ctx->data_end;
+		iph = data + (l->noff & 0xff);
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		iph->check = ~csum_fold(sum) & 0xffff;
+	}
+	return 0;
+}
+
+/* The offset TC pedit counts @a from, or -1 where TC pedit fails ("bad":
+ * it would skip the rest of its keys, which this code cannot tell apart).
+ */
+static __always_inline int mangle_base(const struct edit_layout *l,
+				       const struct xdp_flow_action *a)
+{
+	switch (a->mangle.htype) {
+	case XDP_FLOW_HDR_ETH:
+		return 0;
+	case XDP_FLOW_HDR_IP4:
+	case XDP_FLOW_HDR_IP6:
+		return l->noff;
+	case XDP_FLOW_HDR_TCP:
+	case XDP_FLOW_HDR_UDP:
+		/* IPv4: after the IP header, whatever the protocol; IPv6:
+		 * only at that very next header.
+		 */
+		if (l->proto == bpf_htons(ETH_P_IP))
+			return l->noff + l->ihl;
+		if (l->proto == bpf_htons(ETH_P_IPV6) &&
+		    l->l4proto == (a->mangle.htype == XDP_FLOW_HDR_TCP ?
+				   IPPROTO_TCP : IPPROTO_UDP))
+			return l->noff + sizeof(struct ipv6hdr);
+		return -1;
+	}
+	return -1;
+}
+
+static __always_inline int vlan_push(struct xdp_md *ctx, __be16 proto,
+				     __u16 tci)
+{
+	void *data, *data_end;
+	__u32 *w;
+	__u32 a, b, c;
+
+	if (bpf_xdp_adjust_head(ctx, -(int)sizeof(struct vlan_tag)))
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (data + ETH_HLEN + sizeof(struct vlan_tag) > data_end)
+		return -1;
+	w = data;
+	a = w[1];
+	b = w[2];
+	c = w[3];
+	w[0] = a;
+	w[1] = b;
+	w[2] = c;
+	((__be16 *)data)[6] = proto;
+	((__be16 *)data)[7] = bpf_htons(tci);
+	return 0;
+}
+
+static __always_inline int vlan_pop(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 *w = data;
+	__u32 a, b, c;
+
+	if (data + ETH_HLEN + sizeof(struct vlan_tag) > data_end)
+		return 0;
+	if (!is_vlan(((__be16 *)data)[6]))
+		return 0;	/* TC: nothing to pop */
+	a = w[0];
+	b = w[1];
+	c = w[2];
+	w[1] = a;
+	w[2] = b;
+	w[3] = c;
+	return bpf_xdp_adjust_head(ctx, sizeof(struct vlan_tag)) ? -1 : 0;
+}
+
+static __always_inline void vlan_modify(struct xdp_md *ctx,
+					const struct xdp_flow_action *a)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__be16 *h = data;
+	__u16 tci;
+
+	if (data + ETH_HLEN + sizeof(struct vlan_tag) > data_end)
+		return;
+	if (!is_vlan(h[6]))
+		return;		/* TC: no tag, nothing to modify */
+	tci = bpf_ntohs(h[7]);
+	tci = (tci & a->vlan.keep) | a->vlan.tci;
+	h[6] = a->vlan.proto;
+	h[7] = bpf_htons(tci);
+}
+
+/* Finds the headers the way TC's pedit and csum actions will. */
+static __always_inline int edit_layout(struct xdp_md *ctx,
+				       struct edit_layout *l)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__be16 proto;
+	__u32 noff = ETH_HLEN;
+
+	if ((void *)(eth + 1) > data_end)
+		return -1;
+	proto = eth->h_proto;
+	if (is_vlan(proto)) {
+		struct vlan_tag *vt = (void *)(eth + 1);
+
+		if ((void *)(vt + 1) > data_end)
+			return -1;
+		proto = vt->encap_proto;
+		noff += sizeof(*vt);
+		/* An inner tag: TC's network header would sit on it, and
+		 * act_csum walks it. Left to TC.
+		 */
+		if (is_vlan(proto))
+			return -1;
+	}
+	l->noff = noff;
+	l->proto = proto;
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = data + noff;
+		__u32 tot;
+
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		l->ihl = iph->ihl * 4;
+		tot = pkt_len16(iph->tot_len);
+		if (l->ihl < sizeof(*iph) || tot < l->ihl ||
+		    data + noff + tot > data_end)
+			return -1;
+		l->l4len = tot - l->ihl;
+		l->l4proto = iph->frag_off & bpf_htons(IP_OFFSET) ?
+			     0 : iph->protocol;
+		l->l4off = noff + l->ihl;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6h = data + noff;
+		__u32 plen;
+
+		if ((void *)(ip6h + 1) > data_end)
+			return -1;
+		plen = pkt_len16(ip6h->payload_len);
+		if (data + noff + sizeof(*ip6h) + plen > data_end)
+			return -1;
+		l->l4len = plen;
+		l->l4proto = ip6h->nexthdr;
+		l->l4off = noff + sizeof(*ip6h);
+	}
+	return 0;
+}
+
+/* Would TC do exactly what xdp_flow_act() does? 0 if so, 1 if not. */
+__noinline int xdp_flow_act_check(const struct edit_layout *l,
+				  const struct xdp_flow_action *a,
+				  __u32 frame_len)
+{
+	int base;
+
+	if (!l || !a)
+		return 1;
+	switch (a->id) {
+	case XDP_FLOW_ACTION_MANGLE:
+	case XDP_FLOW_ACTION_ADD:
+		base = mangle_base(l, a);
+		if (base < 0 || base + a->mangle.offset + 4 > frame_len)
+			return 1;
+		return 0;
+	case XDP_FLOW_ACTION_CSUM:
+		return csum_check(l, a->csum_flags) ? 1 : 0;
+	}
+	return 0;
+}
+
+/* One rewrite. Returns 0, or -1 when it failed half-way. */
+__noinline int xdp_flow_act(struct xdp_md *ctx, const struct edit_layout *l,
+			    const struct xdp_flow_action *a)
+{
+	void *data, *data_end;
+	__u32 *w, v;
+	int base;
+
+	if (!ctx || !l || !a)
+		return -1;
+	switch (a->id) {
+	case XDP_FLOW_ACTION_MANGLE:
+	case XDP_FLOW_ACTION_ADD:
+		base = mangle_base(l, a);
+		if (base < 0)
+			return -1;
+		data = (void *)(long)ctx->data;
+		data_end = (void *)(long)ctx->data_end;
+		w = data + (base & 0xff) + (a->mangle.offset & 0x3c);
+		if ((void *)(w + 1) > data_end)
+			return -1;
+		v = *w;
+		if (a->id == XDP_FLOW_ACTION_MANGLE)
+			*w = (v & a->mangle.mask) ^ a->mangle.val;
+		else
+			*w = (v & a->mangle.mask) ^
+			     ((v + a->mangle.val) & ~a->mangle.mask);
+		return 0;
+	case XDP_FLOW_ACTION_CSUM:
+		return xdp_flow_do_csum(ctx, l, a->csum_flags);
+	case XDP_FLOW_ACTION_VLAN_PUSH:
+		return vlan_push(ctx, a->vlan.proto, a->vlan.tci);
+	case XDP_FLOW_ACTION_VLAN_POP:
+		return vlan_pop(ctx);
+	case XDP_FLOW_ACTION_VLAN_MODIFY:
+		vlan_modify(ctx, a);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * Applies the rewrites of rule @rule_id (all its actions but the last).
+ * Returns 0 when done, 1 when the frame is left to the stack untouched,
+ * -1 when a rewrite failed half-way (the frame must be dropped).
+ */
+__noinline int xdp_flow_edit(struct xdp_md *ctx, __u32 rule_id)
+{
+	struct edit_layout l = {};
+	struct xdp_flow_dp_rule *rule;
+	__u32 i, n, len;
+
+	if (!ctx)
+		return 1;
+	rule = bpf_map_lookup_elem(&xf_rules, &rule_id);
+	if (!rule)
+		return 1;
+	n = rule->nr_actions;
+	if (n < 2 || n > XDP_FLOW_MAX_ACTIONS)
+		return 1;
+	n--;
+	if (edit_layout(ctx, &l))
+		return 1;
+	len = ctx->data_end - ctx->data;
+
+	/* First pass: would TC do exactly this? */
+	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
+		if (i >= n)
+			break;
+		if (xdp_flow_act_check(&l, &rule->actions[i], len))
+			return 1;
+	}
+	/* Second pass: do it. */
+	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
+		if (i >= n)
+			break;
+		if (xdp_flow_act(ctx, &l, &rule->actions[i]))
+			return -1;
+	}
+	return 0;
+}
+
 SEC("xdp")
 int xdp_flow(struct xdp_md *ctx)
 {
@@ -450,7 +1001,7 @@ int xdp_flow(struct xdp_md *ctx)
 	struct xdp_flow_dp_rule *rule;
 	struct xdp_flow_action *act;
 	__u64 tc_len = 0;
-	__u32 rule_id;
+	__u32 rule_id, n;
 	int ret;
 
 	ret = parse_frame(ctx, &key, &tc_len);
@@ -466,18 +1017,32 @@ int xdp_flow(struct xdp_md *ctx)
 	if (!rule)
 		return XDP_PASS;
 	/* Rules TC executes itself, and "pass", are counted by TC. */
-	if (rule->flags & XDP_FLOW_RULE_F_SOFTWARE || rule->nr_actions == 0)
+	n = rule->nr_actions;
+	if (rule->flags & XDP_FLOW_RULE_F_SOFTWARE || n == 0 ||
+	    n > XDP_FLOW_MAX_ACTIONS)
 		return XDP_PASS;
-	act = &rule->actions[0];
+	/* The last action decides; rewrites come before a redirect only. */
+	act = &rule->actions[(n - 1) & (XDP_FLOW_MAX_ACTIONS - 1)];
 	switch (act->id) {
 	case XDP_FLOW_ACTION_DROP:
+		if (n > 1)
+			return XDP_PASS;
 		count(rule_id, tc_len);
 		return XDP_DROP;
 	case XDP_FLOW_ACTION_REDIRECT:
 		if (!act->ifindex)
 			return XDP_PASS;
+		ret = act->ifindex;
+		if (n > 1) {
+			int err = xdp_flow_edit(ctx, rule_id);
+
+			if (err > 0)
+				return XDP_PASS;
+			if (err < 0)
+				return XDP_ABORTED;
+		}
 		count(rule_id, tc_len);
-		return bpf_redirect(act->ifindex, 0);
+		return bpf_redirect(ret, 0);
 	}
 	/* PASS, or an entry caught while being cleared. */
 	return XDP_PASS;

@@ -185,7 +185,9 @@ static int xdp_flow_cls_stats(struct xdp_flow_binding *b,
 		lastused = jiffies - nsecs_to_jiffies(ago);
 	}
 	/* TC counts a dropped packet also as a drop of its gact action. */
-	drop = entry->rule.actions[0].id == XDP_FLOW_ACTION_DROP;
+	drop = entry->rule.nr_actions &&
+	       entry->rule.actions[entry->rule.nr_actions - 1].id ==
+	       XDP_FLOW_ACTION_DROP;
 	flow_stats_update(&f->stats, bytes - entry->reported.bytes,
 			  pkts - entry->reported.packets,
 			  drop ? pkts - entry->reported.packets : 0, lastused,

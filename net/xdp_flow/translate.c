@@ -10,11 +10,13 @@
  * overtaking a rule that stays in software.
  */
 #include <linux/if_ether.h>
+#include <linux/if_vlan.h>
 #include <linux/in.h>
 #include <linux/netdevice.h>
 #include <net/flow_offload.h>
 #include <net/net_namespace.h>
 #include <net/pkt_cls.h>
+#include <uapi/linux/tc_act/tc_csum.h>
 
 #include "xdp_flow.h"
 
@@ -65,15 +67,9 @@ static const char *xdp_flow_action_msg(enum flow_action_id id)
 	case FLOW_ACTION_TUNNEL_ENCAP:
 	case FLOW_ACTION_TUNNEL_DECAP:
 		return "xdp_flow: cannot offload action tunnel_key";
-	case FLOW_ACTION_VLAN_PUSH:
-	case FLOW_ACTION_VLAN_POP:
-	case FLOW_ACTION_VLAN_MANGLE:
-		return "xdp_flow: cannot offload action vlan";
-	case FLOW_ACTION_MANGLE:
-	case FLOW_ACTION_ADD:
-		return "xdp_flow: cannot offload action pedit";
-	case FLOW_ACTION_CSUM:
-		return "xdp_flow: cannot offload action csum";
+	case FLOW_ACTION_VLAN_PUSH_ETH:
+	case FLOW_ACTION_VLAN_POP_ETH:
+		return "xdp_flow: cannot offload action vlan push_eth or pop_eth";
 	case FLOW_ACTION_TRAP:
 		return "xdp_flow: cannot offload action trap";
 	case FLOW_ACTION_SAMPLE:
@@ -473,17 +469,162 @@ static bool xdp_flow_can_xmit(const struct net_device *dev)
 	return true;
 }
 
+/* The header bytes a pedit may rewrite: those that change neither the
+ * frame's layout nor what the XDP program parsed to find it (lengths,
+ * protocols, header sizes, the EtherType, a VLAN tag). Bit i of row h is
+ * byte i of header h.
+ */
+static const u64 xdp_flow_pedit_bytes[__XDP_FLOW_HDR_MAX] = {
+	[XDP_FLOW_HDR_ETH] = GENMASK_ULL(11, 0),	/* MAC addresses */
+	[XDP_FLOW_HDR_IP4] = BIT_ULL(1) | BIT_ULL(8) |	/* tos, ttl */
+			     GENMASK_ULL(19, 12),	/* addresses */
+	[XDP_FLOW_HDR_TCP] = GENMASK_ULL(3, 0),		/* ports */
+	[XDP_FLOW_HDR_UDP] = GENMASK_ULL(3, 0),		/* ports */
+};
+
+/* IPv6: traffic class and flow label (all but the version nibble of byte
+ * 0), hop limit, addresses: bytes 0-3, 7, 8-39.
+ */
+static bool xdp_flow_pedit_ip6_ok(u32 off, const u8 *chg)
+{
+	unsigned int i;
+
+	if (off == 0)
+		return !(chg[0] & 0xf0);
+	if (off == 4) {
+		for (i = 0; i < 3; i++)
+			if (chg[i])
+				return false;
+		return true;
+	}
+	return off >= 8 && off <= 36;
+}
+
+static const char *xdp_flow_mangle(const struct flow_action_entry *act,
+				   struct xdp_flow_action *xa)
+{
+	u32 off = act->mangle.offset, changed;
+	u8 chg[4];
+	unsigned int i;
+	int htype;
+
+	switch (act->mangle.htype) {
+	case FLOW_ACT_MANGLE_HDR_TYPE_ETH:
+		htype = XDP_FLOW_HDR_ETH;
+		break;
+	case FLOW_ACT_MANGLE_HDR_TYPE_IP4:
+		htype = XDP_FLOW_HDR_IP4;
+		break;
+	case FLOW_ACT_MANGLE_HDR_TYPE_IP6:
+		htype = XDP_FLOW_HDR_IP6;
+		break;
+	case FLOW_ACT_MANGLE_HDR_TYPE_TCP:
+		htype = XDP_FLOW_HDR_TCP;
+		break;
+	case FLOW_ACT_MANGLE_HDR_TYPE_UDP:
+		htype = XDP_FLOW_HDR_UDP;
+		break;
+	default:
+		return "xdp_flow: cannot offload pedit of this header type (only eth, ip, ip6, tcp, udp)";
+	}
+	if (off % 4 || off > 60)
+		return "xdp_flow: cannot offload pedit at this offset";
+
+	/* TC pedit works on the word as loaded from the packet: which bytes
+	 * change does not depend on the CPU's byte order this way.
+	 */
+	changed = ~act->mangle.mask;
+	if (act->id == FLOW_ACTION_MANGLE)
+		changed |= act->mangle.val;
+	memcpy(chg, &changed, sizeof(chg));
+	if (htype == XDP_FLOW_HDR_IP6) {
+		if (!xdp_flow_pedit_ip6_ok(off, chg))
+			return "xdp_flow: cannot offload pedit of this IPv6 field (only tos, flow label, hop limit, addresses)";
+	} else {
+		for (i = 0; i < 4; i++)
+			if (chg[i] &&
+			    !(xdp_flow_pedit_bytes[htype] & BIT_ULL(off + i)))
+				return "xdp_flow: cannot offload pedit of this field (only MAC and IP addresses, tos, ttl, hop limit, flow label, ports)";
+	}
+
+	xa->id = act->id == FLOW_ACTION_MANGLE ? XDP_FLOW_ACTION_MANGLE :
+						  XDP_FLOW_ACTION_ADD;
+	xa->mangle.htype = htype;
+	xa->mangle.offset = off;
+	xa->mangle.mask = act->mangle.mask;
+	xa->mangle.val = act->mangle.val;
+	return NULL;
+}
+
+#define XDP_FLOW_CSUM_TC (TCA_CSUM_UPDATE_FLAG_IPV4HDR |		\
+			  TCA_CSUM_UPDATE_FLAG_ICMP |			\
+			  TCA_CSUM_UPDATE_FLAG_TCP | TCA_CSUM_UPDATE_FLAG_UDP)
+
+static const char *xdp_flow_csum(const struct flow_action_entry *act,
+				 struct xdp_flow_action *xa)
+{
+	u32 f = act->csum_flags;
+
+	if (f & ~XDP_FLOW_CSUM_TC)
+		return "xdp_flow: cannot offload csum of igmp, udplite or sctp";
+	xa->id = XDP_FLOW_ACTION_CSUM;
+	if (f & TCA_CSUM_UPDATE_FLAG_IPV4HDR)
+		xa->csum_flags |= XDP_FLOW_CSUM_IPV4HDR;
+	if (f & TCA_CSUM_UPDATE_FLAG_ICMP)
+		xa->csum_flags |= XDP_FLOW_CSUM_ICMP;
+	if (f & TCA_CSUM_UPDATE_FLAG_TCP)
+		xa->csum_flags |= XDP_FLOW_CSUM_TCP;
+	if (f & TCA_CSUM_UPDATE_FLAG_UDP)
+		xa->csum_flags |= XDP_FLOW_CSUM_UDP;
+	return NULL;
+}
+
+/* VLAN push and modify. The offload request carries a priority of 0 both
+ * for "priority 0" and for no priority, where modify keeps the frame's:
+ * exact only when the rule's match pins the priority to 0.
+ */
+static const char *xdp_flow_vlan(const struct flow_action_entry *act,
+				 const struct xdp_flow_rule *rule,
+				 struct xdp_flow_action *xa)
+{
+	u16 prio_mask = VLAN_PRIO_MASK;
+
+	if (act->vlan.proto != htons(ETH_P_8021Q) &&
+	    act->vlan.proto != htons(ETH_P_8021AD))
+		return "xdp_flow: cannot offload vlan with this protocol";
+	xa->vlan.proto = act->vlan.proto;
+	xa->vlan.tci = act->vlan.vid | (act->vlan.prio << VLAN_PRIO_SHIFT);
+	if (act->id == FLOW_ACTION_VLAN_PUSH) {
+		xa->id = XDP_FLOW_ACTION_VLAN_PUSH;
+		return NULL;
+	}
+	if (!act->vlan.prio &&
+	    ((ntohs(rule->mask.vlan_tci) & prio_mask) != prio_mask ||
+	     (ntohs(rule->key.vlan_tci) & prio_mask)))
+		return "xdp_flow: cannot offload vlan modify without a priority (unless the rule matches vlan_prio 0)";
+	xa->id = XDP_FLOW_ACTION_VLAN_MODIFY;
+	xa->vlan.keep = VLAN_CFI_MASK;	/* DEI */
+	return NULL;
+}
+
+/*
+ * Actions the XDP program executes: rewrites (pedit, csum, then VLAN), then
+ * one of drop, pass and redirect. Rewrites go only before a redirect: a
+ * rewritten frame passed to the stack would meet TC again.
+ */
 static const char *xdp_flow_actions(struct flow_rule *fr,
 				    struct xdp_flow_rule *rule,
 				    struct netlink_ext_ack *extack)
 {
+	bool rewrites = false, vlan = false, done = false;
 	struct flow_action_entry *act;
+	const char *why = NULL;
 	int i;
 
 	if (!flow_action_has_entries(&fr->action))
 		return "xdp_flow: cannot offload a rule without actions";
-	if (fr->action.num_entries > 1)
-		return "xdp_flow: cannot offload more than one action per rule yet";
+	if (fr->action.num_entries > XDP_FLOW_MAX_ACTIONS)
+		return "xdp_flow: cannot offload more than 8 actions (pedit keys count one each)";
 	if (!flow_action_hw_stats_check(&fr->action, extack,
 					FLOW_ACTION_HW_STATS_DELAYED_BIT))
 		return "xdp_flow: cannot offload the requested hw_stats type";
@@ -491,12 +632,20 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 	flow_action_for_each(i, act, &fr->action) {
 		struct xdp_flow_action *xa = &rule->actions[i];
 
+		if (done)
+			return "xdp_flow: cannot offload actions after drop, pass or redirect";
 		switch (act->id) {
 		case FLOW_ACTION_DROP:
+			if (rewrites)
+				return "xdp_flow: cannot offload rewrites before drop";
 			xa->id = XDP_FLOW_ACTION_DROP;
+			done = true;
 			break;
 		case FLOW_ACTION_ACCEPT:
+			if (rewrites)
+				return "xdp_flow: cannot offload rewrites that end in pass (the stack would run TC on the rewritten frame)";
 			xa->id = XDP_FLOW_ACTION_PASS;
+			done = true;
 			break;
 		case FLOW_ACTION_REDIRECT:
 			if (!act->dev || !net_eq(dev_net(act->dev), &init_net))
@@ -505,11 +654,38 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 				return "xdp_flow: redirect target takes no XDP frames";
 			xa->id = XDP_FLOW_ACTION_REDIRECT;
 			xa->ifindex = act->dev->ifindex;
+			done = true;
+			break;
+		case FLOW_ACTION_MANGLE:
+		case FLOW_ACTION_ADD:
+			if (vlan)
+				return "xdp_flow: cannot offload pedit after a vlan action";
+			why = xdp_flow_mangle(act, xa);
+			rewrites = true;
+			break;
+		case FLOW_ACTION_CSUM:
+			if (vlan)
+				return "xdp_flow: cannot offload csum after a vlan action";
+			why = xdp_flow_csum(act, xa);
+			rewrites = true;
+			break;
+		case FLOW_ACTION_VLAN_PUSH:
+		case FLOW_ACTION_VLAN_MANGLE:
+			why = xdp_flow_vlan(act, rule, xa);
+			rewrites = vlan = true;
+			break;
+		case FLOW_ACTION_VLAN_POP:
+			xa->id = XDP_FLOW_ACTION_VLAN_POP;
+			rewrites = vlan = true;
 			break;
 		default:
 			return xdp_flow_action_msg(act->id);
 		}
+		if (why)
+			return why;
 	}
+	if (!done)
+		return "xdp_flow: cannot offload rewrites that end in pass (the stack would run TC on the rewritten frame)";
 	rule->nr_actions = fr->action.num_entries;
 	return NULL;
 }

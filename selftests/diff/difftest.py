@@ -42,6 +42,11 @@ NS_SINK = "xfds"
 MAGIC = b"\xd1\xff\x10\x3c"
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
+SOL_PACKET = 263
+PACKET_AUXDATA = 8
+AUXDATA_LEN = 20        # struct tpacket_auxdata
+TP_STATUS_VLAN_VALID = 1 << 4
+TP_STATUS_VLAN_TPID_VALID = 1 << 6
 CLONE_NEWNET = 0x40000000
 
 # The ethertypes of frames this test sends; the stack side of a device is
@@ -196,6 +201,7 @@ class Frame:
         self.arp = [1, self.src, "10.1.0.1", "00:00:00:00:00:00",
                     "10.2.0.1"]    # op, sha, sip, tha, tip
         self.payload = b""
+        self.l4csum = False     # TCP/UDP/ICMPv6 checksums (else zero)
         self.cut = None         # truncate the frame (keeping the marker)
         self.raw_l3 = None      # bytes after the Ethernet/VLAN headers
 
@@ -221,6 +227,26 @@ class Frame:
             return h
         return pl
 
+    def l4_csum(self, l4, v6):
+        """Fills in the TCP, UDP or ICMPv6 checksum when l4csum is set."""
+        at = {6: 16, 17: 6, 58: 2}.get(self.proto)
+        if not self.l4csum or at is None or len(l4) < at + 2 or \
+                (self.proto == 58 and not v6):
+            return l4
+        if v6:
+            ph = (ipaddress.IPv6Address(self.sip).packed +
+                  ipaddress.IPv6Address(self.dip).packed +
+                  struct.pack("!IxxxB", len(l4), self.proto))
+        else:
+            ph = (ipaddress.IPv4Address(self.sip).packed +
+                  ipaddress.IPv4Address(self.dip).packed +
+                  struct.pack("!xBH", self.proto, len(l4)))
+        l4 = l4[:at] + b"\0\0" + l4[at + 2:]
+        c = csum(ph + l4)
+        if self.proto == 17 and c == 0:
+            c = 0xffff
+        return l4[:at] + struct.pack("!H", c) + l4[at + 2:]
+
     def build(self, marker):
         self.payload = self.payload + marker
         try:
@@ -232,7 +258,7 @@ class Frame:
             if self.raw_l3 is not None:
                 l3 = self.raw_l3 + self.payload
             elif et == 0x0800:
-                l4 = self.l4(False)
+                l4 = self.l4_csum(self.l4(False), False)
                 ihl = 5 + len(self.ip_opts) // 4
                 h = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, self.tos,
                                 ihl * 4 + len(l4), random.getrandbits(16),
@@ -243,7 +269,7 @@ class Frame:
                 h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
                 l3 = h + l4
             elif et == 0x86DD:
-                l4 = self.l4(True)
+                l4 = self.l4_csum(self.l4(True), True)
                 nh = self.proto
                 if self.ip6_ext:
                     l4 = struct.pack("!BB6s", nh, 0, b"\x01\x04\0\0\0\0") + l4
@@ -538,6 +564,23 @@ def perturb(rnd, f):
 
 # ---------------------------------------------------------------- the run
 
+def with_tag(data, anc):
+    """The frame as it was on the wire: a packet socket gets a VLAN tag
+    the stack or the device took off in PACKET_AUXDATA, not in the data.
+    """
+    for level, typ, val in anc:
+        if level != SOL_PACKET or typ != PACKET_AUXDATA or \
+                len(val) < AUXDATA_LEN:
+            continue
+        status, _, _, _, _, tci, tpid = struct.unpack("=IIIHHHH",
+                                                      val[:AUXDATA_LEN])
+        if status & TP_STATUS_VLAN_VALID and len(data) >= 12:
+            if not status & TP_STATUS_VLAN_TPID_VALID:
+                tpid = 0x8100
+            return data[:12] + struct.pack("!HH", tpid, tci) + data[12:]
+    return data
+
+
 class Sockets:
     """Packet sockets: senders on the feeders, taps on the sinks, and the
     stack side of every rule device."""
@@ -571,6 +614,7 @@ class Sockets:
         sk = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
                            socket.htons(proto))
         sk.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        sk.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
         sk.bind((dev, proto))
         sk.setblocking(False)
         self.rx.append((sk, lane, side, where))
@@ -586,11 +630,13 @@ class Sockets:
                 sk, lane, side, where = self.by_fd[fd]
                 while True:
                     try:
-                        data, addr = sk.recvfrom(65536)
+                        data, anc, _, addr = sk.recvmsg(
+                            65536, socket.CMSG_SPACE(AUXDATA_LEN))
                     except BlockingIOError:
                         break
                     if addr[2] == PACKET_OUTGOING:
                         continue
+                    data = with_tag(data, anc)
                     if len(data) < 8 or data[-8:-4] != MAGIC:
                         continue
                     fid = struct.unpack("!I", data[-4:])[0]

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Targeted match tests: one flower match at a time, a known frame in, the
-expected frame out.
+"""Targeted tests: one flower match or action at a time, a known frame in,
+the expected frame out.
 
 For each match: a rule with only that match (beside what flower requires)
 and `action mirred egress redirect`, on lane 0's A device (xdp_flow enabled,
 see difftest.py setup); the rule must be in_hw; a frame that meets the match
 must leave by the redirect target with its bytes unchanged, counted as one
 hardware packet; the same frame with the matched field changed must go up
-the stack untouched by the rule. Prints one `ok - ` or `not ok - ` line per
-match (TAP style); exits 1 if any failed.
+the stack untouched by the rule. For each action (ACTION_CASES): the rule
+is in_hw and the frame leaves the target exactly as expected, or, for a
+rule XDP cannot execute exactly, the rule is not in_hw and the frame comes
+out as TC alone (lane 0's B device) has it. Prints one `ok - ` or
+`not ok - ` line per case (TAP style); exits 1 if any failed.
 """
 
 import json
@@ -102,6 +105,98 @@ CASES = [
 ]
 
 
+def tagged(*tags):
+    def apply(f):
+        f.tags = list(tags)
+    return apply
+
+
+def both(*changes):
+    def apply(f):
+        for c in changes:
+            c(f)
+    return apply
+
+
+CSUM = setf(l4csum=True)
+TCP = setf(proto=6, l4csum=True)
+ICMP6 = setf(proto=58, icmp=(128, 0), l4csum=True)
+RD = "mirred egress redirect dev {o}"
+
+# Actions, each with a known frame in and the expected frame out: name,
+# frame kind, tc protocol, flower matches, the actions (all end in a
+# redirect; {o} is the target), change to the base frame for the one sent,
+# change to that for the one expected out of the target. A case whose
+# expected frame is None must be refused (not in_hw) and the frame still
+# handled as TC does it: compared with what the same rule does in software
+# on lane 0's B device.
+ACTION_CASES = [
+    ("pedit eth dst", "ip", "ip", "",
+     "pedit ex munge eth dst set 02:00:00:00:00:99 pipe action " + RD,
+     setf(), setf(dst="02:00:00:00:00:99")),
+    ("pedit eth src", "ip", "ip", "ip_proto udp",
+     "pedit ex munge eth src set 0a:0b:0c:0d:0e:0f pipe action " + RD,
+     setf(), setf(src="0a:0b:0c:0d:0e:0f")),
+    ("pedit ip dst, csum ip and udp", "ip", "ip", "ip_proto udp",
+     "pedit ex munge ip dst set 10.9.9.9 pipe action csum ip and udp "
+     "pipe action " + RD,
+     CSUM, setf(dip="10.9.9.9")),
+    ("pedit ip src, ttl decrement, csum ip and tcp", "ip", "ip", "ip_proto tcp",
+     "pedit ex munge ip src set 192.168.1.1 munge ip ttl decrement pipe "
+     "action csum ip and tcp pipe action " + RD,
+     TCP, setf(sip="192.168.1.1", ttl=63)),
+    ("pedit ip tos, csum ip", "ip", "ip", "",
+     "pedit ex munge ip tos set 0x28 pipe action csum ip pipe action " + RD,
+     setf(), setf(tos=0x28)),
+    ("pedit tcp dport, csum tcp", "ip", "ip", "ip_proto tcp",
+     "pedit ex munge tcp dport set 8080 pipe action csum tcp pipe action " + RD,
+     TCP, setf(dport=8080)),
+    ("pedit udp sport, csum udp", "ip", "ip", "ip_proto udp",
+     "pedit ex munge udp sport set 4242 pipe action csum udp pipe action " + RD,
+     CSUM, setf(sport=4242)),
+    ("csum udp keeps a zero UDP checksum", "ip", "ip", "ip_proto udp",
+     "pedit ex munge udp dport set 53 pipe action csum udp pipe action " + RD,
+     setf(), setf(dport=53)),
+    ("pedit ip6 dst, csum tcp", "ip6", "ipv6", "ip_proto tcp",
+     "pedit ex munge ip6 dst set 2001:db8::77 pipe action csum tcp pipe "
+     "action " + RD,
+     TCP, setf(dip="2001:db8::77")),
+    ("pedit ip6 hoplimit, traffic_class", "ip6", "ipv6", "",
+     "pedit ex munge ip6 hoplimit set 9 munge ip6 traffic_class set 0x40 "
+     "pipe action " + RD,
+     setf(), setf(ttl=9, tos=0x40)),
+    ("pedit ip6 src, csum icmp (ICMPv6)", "ip6", "ipv6", "ip_proto icmpv6",
+     "pedit ex munge ip6 src set 2001:db8::55 pipe action csum icmp pipe "
+     "action " + RD,
+     ICMP6, setf(sip="2001:db8::55")),
+    ("vlan push id 5 priority 3", "ip", "ip", "",
+     "vlan push id 5 priority 3 pipe action " + RD,
+     setf(), tagged((0x8100, (3 << 13) | 5))),
+    ("vlan push 802.1ad onto a tagged frame", "ip", "802.1q", "",
+     "vlan push protocol 802.1ad id 7 pipe action " + RD,
+     tagged((0x8100, 10)), tagged((0x88A8, 7), (0x8100, 10))),
+    ("vlan pop", "ip", "802.1q", "",
+     "vlan pop pipe action " + RD,
+     tagged((0x8100, (2 << 13) | 10)), tagged()),
+    ("vlan modify id and priority", "ip", "802.1q", "",
+     "vlan modify id 9 priority 1 pipe action " + RD,
+     tagged((0x8100, (6 << 13) | 10)), tagged((0x8100, (1 << 13) | 9))),
+    ("pedit, csum, then vlan push", "ip", "ip", "ip_proto udp",
+     "pedit ex munge ip dst set 10.7.7.7 munge udp dport set 99 pipe action "
+     "csum ip and udp pipe action vlan push id 100 pipe action " + RD,
+     CSUM, both(setf(dip="10.7.7.7", dport=99),
+                tagged((0x8100, 100)))),
+    ("refused: pedit that ends in pass", "ip", "ip", "",
+     "pedit ex munge eth dst set 02:00:00:00:00:99 pipe", setf(), None),
+    ("refused: pedit of the IPv4 protocol", "ip", "ip", "",
+     "pedit ex munge ip protocol set 6 pipe action " + RD, setf(), None),
+    ("refused: csum sctp", "ip", "ip", "ip_proto sctp",
+     "csum sctp pipe action " + RD, setf(proto=132), None),
+    ("refused: vlan modify without a priority", "ip", "802.1q", "",
+     "vlan modify id 9 pipe action " + RD, tagged((0x8100, 10)), None),
+]
+
+
 def tc(*args):
     return subprocess.run(["tc"] + list(args), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
@@ -112,68 +207,147 @@ def rule_state(dev):
     for f in json.loads(p.stdout or "[]"):
         opt = f.get("options")
         if opt:
-            st = opt["actions"][0].get("stats", {})
+            st = opt["actions"][-1].get("stats", {})
             return (opt.get("in_hw", False), st.get("packets"),
                     st.get("hw_packets", 0))
     return None
 
 
-def main():
-    ln = dt.lanes_of(1)[0]
-    dev, out = ln.dev["A"], ln.out["A"][0]
-    socks = dt.Sockets([ln])
-    send = socks.send[(0, "A")]
-    failed = 0
-    fid = 0x7f000000
-    for name, kind, proto, matches, hit, miss in CASES:
-        why = None
+class Rig:
+    def __init__(self):
+        self.ln = dt.lanes_of(1)[0]
+        self.socks = dt.Sockets([self.ln])
+        self.fid = 0x7f000000
+        self.failed = 0
+
+    def reset(self, side="A"):
+        dev = self.ln.dev[side]
         tc("qdisc", "del", "dev", dev, "clsact")
         tc("qdisc", "add", "dev", dev, "clsact")
+
+    def add(self, side, proto, matches, actions):
+        """Adds the rule on one side; returns an error or None."""
+        dev = self.ln.dev[side]
         cmd = ("filter add dev %s ingress pref 1 protocol %s flower %s "
-               "action mirred egress redirect dev %s" %
-               (dev, proto, matches, out)).split()
+               "action %s" % (dev, proto, matches,
+                              actions.format(o=self.ln.out[side][0]))).split()
         p = tc(*cmd)
         if p.returncode:
-            why = "tc %s: %s" % (" ".join(cmd), p.stderr.strip())
-        st = rule_state(dev) if not why else None
-        if not why and (not st or not st[0]):
-            why = "the rule is not in_hw: %s" % (st,)
-        frames = []
-        for change, want in ((hit, "o1"), (miss, "stack")):
-            f = base(kind)
-            change(f)
-            fid += 1
-            b = f.build(dt.MAGIC + struct.pack("!I", fid))
-            frames.append((fid, b, want))
+            return "tc %s: %s" % (" ".join(cmd), p.stderr.strip())
+        return None
+
+    def frame(self, kind, *changes):
+        """A frame id and its bytes: the base frame with the changes."""
+        self.fid += 1
+        f = base(kind)
+        for c in changes:
+            c(f)
+        random.seed(self.fid)
+        return self.fid, f.build(dt.MAGIC + struct.pack("!I", self.fid))
+
+    def expected(self, fid, kind, *changes):
+        f = base(kind)
+        for c in changes:
+            c(f)
+        random.seed(fid)
+        return f.build(dt.MAGIC + struct.pack("!I", fid))
+
+    def send(self, side, frames):
         seen = {}
-        if not why:
-            for _, b, _ in frames:
-                send.send(b)
-            socks.drain(100, 10, seen)
-            for i, b, want in frames:
-                got = seen.get((i, "A"), [])
-                if [w for w, _ in got] != [want]:
-                    why = "frame %s went to %s, not %s" % (
-                        b.hex(), dt.fmt_seen(got), want)
-                    break
-                if got[0][1] != b:
-                    why = "frame %s left as %s" % (b.hex(), got[0][1].hex())
-                    break
-        if not why:
-            st = rule_state(dev)
-            if not st or st[1] != 1 or st[2] != 1:
-                why = "counters (in_hw, packets, hw_packets) %s, not " \
-                      "(True, 1, 1)" % (st,)
+        for _, b in frames:
+            self.socks.send[(0, side)].send(b)
+        self.socks.drain(100, 10, seen)
+        return seen
+
+    def report(self, name, why, ok_msg):
         if why:
-            failed += 1
-            print("not ok - %s: %s # %s" % (name, matches, why))
+            self.failed += 1
+            print("not ok - %s # %s" % (name, why))
         else:
-            print("ok - %s: '%s' redirects the matching frame in XDP, "
-                  "the other goes up the stack" % (name, matches))
+            print("ok - %s: %s" % (name, ok_msg))
         sys.stdout.flush()
-    tc("qdisc", "del", "dev", dev, "clsact")
-    tc("qdisc", "add", "dev", dev, "clsact")
-    return 1 if failed else 0
+
+
+def check_out(seen, fid, side, want, want_bytes, sent):
+    got = seen.get((fid, side), [])
+    if [w for w, _ in got] != [want]:
+        return "frame %s went to %s, not %s" % (sent.hex(), dt.fmt_seen(got),
+                                                 want)
+    if got[0][1] != want_bytes:
+        return "frame %s left as %s, not %s" % (
+            sent.hex(), got[0][1].hex(), want_bytes.hex())
+    return None
+
+
+def hw_counted(dev):
+    st = rule_state(dev)
+    if not st or st[1] != 1 or st[2] != 1:
+        return "counters (in_hw, packets, hw_packets) %s, not (True, 1, 1)" \
+               % (st,)
+    return None
+
+
+def match_case(rig, name, kind, proto, matches, hit, miss):
+    dev = rig.ln.dev["A"]
+    rig.reset()
+    why = rig.add("A", proto, matches, RD)
+    st = rule_state(dev) if not why else None
+    if not why and (not st or not st[0]):
+        why = "the rule is not in_hw: %s" % (st,)
+    frames = [rig.frame(kind, hit), rig.frame(kind, miss)]
+    if not why:
+        seen = rig.send("A", frames)
+        for (fid, b), want in zip(frames, ("o1", "stack")):
+            why = why or check_out(seen, fid, "A", want, b, b)
+    why = why or hw_counted(dev)
+    rig.report("%s: %s" % (name, matches), why,
+               "'%s' redirects the matching frame in XDP, the other goes "
+               "up the stack" % matches)
+
+
+def action_case(rig, name, kind, proto, matches, actions, change, out):
+    dev = rig.ln.dev["A"]
+    rig.reset()
+    why = rig.add("A", proto, matches, actions)
+    st = rule_state(dev) if not why else None
+    fid, b = rig.frame(kind, change)
+    if out is None:
+        # Refused: in software on A, and the frame as TC alone has it on B.
+        rig.reset("B")
+        why = why or rig.add("B", proto, matches, actions)
+        if not why and (not st or st[0]):
+            why = "the rule is in_hw: %s" % (st,)
+        if not why:
+            seen_b = rig.send("B", [(fid, b)])
+            seen_a = rig.send("A", [(fid, b)])
+            want = seen_b.get((fid, "B"), [])
+            if len(want) != 1:
+                why = "TC alone sent the frame to %s" % dt.fmt_seen(want)
+            else:
+                why = check_out(seen_a, fid, "A", want[0][0], want[0][1], b)
+        rig.reset("B")
+        rig.report(name, why, "not offloaded, the frame handled as by TC "
+                   "(%s)" % (want[0][0] if not why else ""))
+        return
+    if not why and (not st or not st[0]):
+        why = "the rule is not in_hw: %s" % (st,)
+    if not why:
+        seen = rig.send("A", [(fid, b)])
+        why = check_out(seen, fid, "A", "o1", rig.expected(fid, kind, change,
+                                                           out), b)
+    why = why or hw_counted(dev)
+    rig.report(name, why, "offloaded, the expected frame out of the target, "
+               "1 hardware packet")
+
+
+def main():
+    rig = Rig()
+    for name, kind, proto, matches, hit, miss in CASES:
+        match_case(rig, name, kind, proto, matches, hit, miss)
+    for case in ACTION_CASES:
+        action_case(rig, *case)
+    rig.reset()
+    return 1 if rig.failed else 0
 
 
 if __name__ == "__main__":

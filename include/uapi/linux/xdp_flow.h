@@ -62,7 +62,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	1
+#define XDP_FLOW_ABI_VERSION	2
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 #define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
@@ -131,19 +131,73 @@ enum xdp_flow_action_id {
 	XDP_FLOW_ACTION_DROP,		/* drop, counted */
 	XDP_FLOW_ACTION_PASS,		/* hand to the stack; TC counts it */
 	XDP_FLOW_ACTION_REDIRECT,	/* transmit out of @ifindex, counted */
+	XDP_FLOW_ACTION_MANGLE,		/* pedit set: word = (word & mask) ^ val */
+	XDP_FLOW_ACTION_ADD,		/* pedit add: word = (word & mask) ^
+					 *	((word + val) & ~mask)
+					 */
+	XDP_FLOW_ACTION_CSUM,		/* recompute the checksums in csum_flags */
+	XDP_FLOW_ACTION_VLAN_PUSH,	/* push an outer tag */
+	XDP_FLOW_ACTION_VLAN_POP,	/* pop the outer tag, if any */
+	XDP_FLOW_ACTION_VLAN_MODIFY,	/* rewrite the outer tag, if any */
 	__XDP_FLOW_ACTION_MAX,
 };
+
+/* xdp_flow_action.mangle.htype: the header an offset counts from, as in
+ * TC pedit (Ethernet: the frame; IPv4, IPv6: the network header after the
+ * outer VLAN tag; TCP, UDP: the transport header).
+ */
+enum xdp_flow_hdr {
+	XDP_FLOW_HDR_ETH,
+	XDP_FLOW_HDR_IP4,
+	XDP_FLOW_HDR_IP6,
+	XDP_FLOW_HDR_TCP,
+	XDP_FLOW_HDR_UDP,
+	__XDP_FLOW_HDR_MAX,
+};
+
+/* xdp_flow_action.csum_flags: the checksums XDP_FLOW_ACTION_CSUM
+ * recomputes, the bits of TC's csum action that XDP executes.
+ */
+#define XDP_FLOW_CSUM_IPV4HDR	0x01
+#define XDP_FLOW_CSUM_ICMP	0x02
+#define XDP_FLOW_CSUM_TCP	0x08
+#define XDP_FLOW_CSUM_UDP	0x10
 
 /**
  * struct xdp_flow_action - one action of a rule
  * @id: enum xdp_flow_action_id
- * @ifindex: target device of XDP_FLOW_ACTION_REDIRECT
- * @arg: reserved for actions that take more, zero
+ * @ifindex: REDIRECT: the target device
+ * @csum_flags: CSUM: XDP_FLOW_CSUM_* bits
+ * @vlan: VLAN_PUSH and VLAN_MODIFY: the tag
+ * @vlan.proto: tag protocol (TPID)
+ * @vlan.tci: TCI in host order; VLAN_MODIFY: the bits it sets
+ * @vlan.keep: VLAN_MODIFY: the TCI bits kept from the frame's tag
+ * @vlan.pad: zero
+ * @mangle: MANGLE and ADD: one 32-bit word of a header, as TC pedit
+ * @mangle.htype: enum xdp_flow_hdr
+ * @mangle.offset: byte offset of the word from the start of the header
+ * @mangle.mask: bits of the word kept (the word as loaded from the frame,
+ *	in host order, as TC pedit has it)
+ * @mangle.val: the value, same order
  */
 struct xdp_flow_action {
 	__u32	id;
-	__u32	ifindex;
-	__u32	arg[3];
+	union {
+		__u32	ifindex;
+		__u32	csum_flags;
+		struct {
+			__be16	proto;
+			__u16	tci;
+			__u16	keep;
+			__u16	pad;
+		} vlan;
+		struct {
+			__u32	htype;
+			__u32	offset;
+			__u32	mask;
+			__u32	val;
+		} mangle;
+	};
 };
 
 /* xdp_flow_rule.flags */
