@@ -741,7 +741,8 @@ __noinline int xdp_flow_do_csum(struct xdp_md *ctx,
 }
 
 /* The offset TC pedit counts @a from, or -1 where TC pedit fails ("bad":
- * it would skip the rest of its keys, which this code cannot tell apart).
+ * it would skip the rest of its keys, which this code cannot tell apart)
+ * or where the rewrite would not be the field the module allowed.
  */
 static __always_inline int mangle_base(const struct edit_layout *l,
 				       const struct xdp_flow_action *a)
@@ -750,8 +751,13 @@ static __always_inline int mangle_base(const struct edit_layout *l,
 	case XDP_FLOW_HDR_ETH:
 		return 0;
 	case XDP_FLOW_HDR_IP4:
+		/* TC writes at the network header whatever is there; an
+		 * IPv4 field of another protocol's header may be its length
+		 * or next header, which the checks here rely on.
+		 */
+		return l->proto == bpf_htons(ETH_P_IP) ? l->noff : -1;
 	case XDP_FLOW_HDR_IP6:
-		return l->noff;
+		return l->proto == bpf_htons(ETH_P_IPV6) ? l->noff : -1;
 	case XDP_FLOW_HDR_TCP:
 	case XDP_FLOW_HDR_UDP:
 		/* IPv4: after the IP header, whatever the protocol; IPv6:

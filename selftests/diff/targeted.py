@@ -129,7 +129,9 @@ RD = "mirred egress redirect dev {o}"
 # change to that for the one expected out of the target. A case whose
 # expected frame is None must be refused (not in_hw) and the frame still
 # handled as TC does it: compared with what the same rule does in software
-# on lane 0's B device.
+# on lane 0's B device. The VLAN cases use protocol all: the rig's devices
+# are veths, where a VLAN match (protocol 802.1q included) stays in software
+# because XDP may not see the outer tag there.
 ACTION_CASES = [
     ("pedit eth dst", "ip", "ip", "",
      "pedit ex munge eth dst set 02:00:00:00:00:99 pipe action " + RD,
@@ -172,13 +174,13 @@ ACTION_CASES = [
     ("vlan push id 5 priority 3", "ip", "ip", "",
      "vlan push id 5 priority 3 pipe action " + RD,
      setf(), tagged((0x8100, (3 << 13) | 5))),
-    ("vlan push 802.1ad onto a tagged frame", "ip", "802.1q", "",
+    ("vlan push 802.1ad onto a tagged frame", "ip", "all", "",
      "vlan push protocol 802.1ad id 7 pipe action " + RD,
      tagged((0x8100, 10)), tagged((0x88A8, 7), (0x8100, 10))),
-    ("vlan pop", "ip", "802.1q", "",
+    ("vlan pop", "ip", "all", "",
      "vlan pop pipe action " + RD,
      tagged((0x8100, (2 << 13) | 10)), tagged()),
-    ("vlan modify id and priority", "ip", "802.1q", "",
+    ("vlan modify id and priority", "ip", "all", "",
      "vlan modify id 9 priority 1 pipe action " + RD,
      tagged((0x8100, (6 << 13) | 10)), tagged((0x8100, (1 << 13) | 9))),
     ("pedit, csum, then vlan push", "ip", "ip", "ip_proto udp",
@@ -192,7 +194,7 @@ ACTION_CASES = [
      "pedit ex munge ip protocol set 6 pipe action " + RD, setf(), None),
     ("refused: csum sctp", "ip", "ip", "ip_proto sctp",
      "csum sctp pipe action " + RD, setf(proto=132), None),
-    ("refused: vlan modify without a priority", "ip", "802.1q", "",
+    ("refused: vlan modify without a priority", "ip", "all", "",
      "vlan modify id 9 pipe action " + RD, tagged((0x8100, 10)), None),
 ]
 
