@@ -500,18 +500,19 @@ __noinline __s64 xdp_flow_csum(struct xdp_md *ctx, __u32 off, __u32 len,
 	__u64 n, done, chunk;
 	__u32 zero = 0, i;
 	__s64 sum = seed;
-	__u64 l = len;
+	__u64 l;
 
-	if (!ctx)
+	if (!ctx || len > CSUM_MAX_LEN)
 		return -1;
-	/* Checked in 64 bits on the register the helper gets: the verifier
-	 * loses bounds checked on a zero-extended copy.
-	 */
-	asm volatile("%[l] &= 0x1fff" : [l] "+r"(l));
-	if (l > CSUM_MAX_LEN)
-		return -1;
-	if (!l)
+	if (!len)
 		return seed;
+	/* 1 to CSUM_MAX_LEN in a way the verifier follows (6.1 learns no
+	 * lower bound from "!= 0", and none at all from a check made on a
+	 * zero-extended copy of the register the helper then gets).
+	 */
+	l = len - 1;
+	asm volatile("%[l] &= 0xfff" : [l] "+r"(l));
+	l += 1;
 	cb = bpf_map_lookup_elem(&xf_csum_buf, &zero);
 	if (!cb)
 		return -1;
@@ -527,6 +528,8 @@ __noinline __s64 xdp_flow_csum(struct xdp_md *ctx, __u32 off, __u32 len,
 		if (done >= n)
 			break;
 		chunk = n - done;
+		/* The verifier does not see that done < n. */
+		asm volatile("%[c] &= 0x1fff" : [c] "+r"(chunk));
 		if (chunk > 512)
 			chunk = 512;
 		sum = bpf_csum_diff(NULL, 0, (void *)(cb->b + done), chunk, sum);

@@ -16,6 +16,7 @@ out as TC alone (lane 0's B device) has it. Prints one `ok - ` or
 """
 
 import json
+import os
 import random
 import subprocess
 import struct
@@ -307,6 +308,37 @@ def match_case(rig, name, kind, proto, matches, hit, miss):
                "up the stack" % matches)
 
 
+XDP_FLOW = os.environ.get("XF_CLI") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+    "xdp-flow", "xdp-flow")
+
+
+def squash(kinds):
+    """Consecutive pedit keys as one (a key is one 32-bit word, so the
+    number per field depends on its width)."""
+    return [k for i, k in enumerate(kinds)
+            if not (k == "pedit" and i and kinds[i - 1] == "pedit")]
+
+
+def shown_kinds(dev):
+    """The action kinds `xdp-flow show` prints for the rule on dev."""
+    p = subprocess.run([XDP_FLOW, "-j", "show", "dev", dev],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    try:
+        rules = json.loads(p.stdout)
+    except ValueError:
+        return "xdp-flow show: %r %r" % (p.stdout, p.stderr)
+    return [squash([a.get("kind") for a in r.get("actions", [])])
+            for r in rules]
+
+
+def tc_kinds(actions):
+    """What xdp-flow should show for these tc actions, squashed."""
+    return squash([{"mirred": "redirect"}.get(a.split()[0], a.split()[0])
+                   for a in actions.split(" action ")])
+
+
 def action_case(rig, name, kind, proto, matches, actions, change, out):
     dev = rig.ln.dev["A"]
     rig.reset()
@@ -333,6 +365,9 @@ def action_case(rig, name, kind, proto, matches, actions, change, out):
         return
     if not why and (not st or not st[0]):
         why = "the rule is not in_hw: %s" % (st,)
+    if not why and shown_kinds(dev) != [tc_kinds(actions)]:
+        why = "xdp-flow show has actions %s, not %s" % (shown_kinds(dev),
+                                                      [tc_kinds(actions)])
     if not why:
         seen = rig.send("A", [(fid, b)])
         why = check_out(seen, fid, "A", "o1", rig.expected(fid, kind, change,

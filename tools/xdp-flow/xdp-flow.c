@@ -904,6 +904,98 @@ static void print_key(const struct xdp_flow_key *k, const struct xdp_flow_key *m
 		jw_obj_close();
 }
 
+static const char *const hdr_names[__XDP_FLOW_HDR_MAX] = {
+	[XDP_FLOW_HDR_ETH] = "eth",
+	[XDP_FLOW_HDR_IP4] = "ip4",
+	[XDP_FLOW_HDR_IP6] = "ip6",
+	[XDP_FLOW_HDR_TCP] = "tcp",
+	[XDP_FLOW_HDR_UDP] = "udp",
+};
+
+/* As tc prints a pedit key: the word in network order, bits kept in mask. */
+static void print_mangle(uint32_t i, const struct xdp_flow_action *a)
+{
+	const char *cmd = a->id == XDP_FLOW_ACTION_ADD ? "add" : "set";
+	const char *hdr = a->mangle.htype < __XDP_FLOW_HDR_MAX ?
+			  hdr_names[a->mangle.htype] : "?";
+	uint32_t val = ntohl(a->mangle.val), mask = ntohl(a->mangle.mask);
+
+	if (json) {
+		jw_obj_open(NULL);
+		jw_string("kind", "pedit");
+		jw_string("cmd", cmd);
+		jw_string("htype", hdr);
+		jw_u64("offset", a->mangle.offset);
+		jw_u64("val", val);
+		jw_u64("mask", mask);
+		jw_obj_close();
+	} else {
+		printf("  action order %u: pedit %s %s+%u val %08x mask %08x\n",
+		       i + 1, cmd, hdr, a->mangle.offset, val, mask);
+	}
+}
+
+static void print_csum(uint32_t i, const struct xdp_flow_action *a)
+{
+	static const struct {
+		uint32_t flag;
+		const char *name;
+	} f[] = {
+		{ XDP_FLOW_CSUM_IPV4HDR, "iph" },
+		{ XDP_FLOW_CSUM_ICMP, "icmp" },
+		{ XDP_FLOW_CSUM_TCP, "tcp" },
+		{ XDP_FLOW_CSUM_UDP, "udp" },
+	};
+	unsigned int j, n = 0;
+
+	if (json) {
+		jw_obj_open(NULL);
+		jw_string("kind", "csum");
+		jw_arr_open("update");
+	} else {
+		printf("  action order %u: csum", i + 1);
+	}
+	for (j = 0; j < sizeof(f) / sizeof(f[0]); j++) {
+		if (!(a->csum_flags & f[j].flag))
+			continue;
+		if (json)
+			jw_string(NULL, f[j].name);
+		else
+			printf("%s%s", n++ ? " and " : " ", f[j].name);
+	}
+	if (json) {
+		jw_arr_close();
+		jw_obj_close();
+	} else {
+		printf("\n");
+	}
+}
+
+static void print_vlan(uint32_t i, const struct xdp_flow_action *a)
+{
+	const char *op = a->id == XDP_FLOW_ACTION_VLAN_PUSH ? "push" :
+			 a->id == XDP_FLOW_ACTION_VLAN_POP ? "pop" : "modify";
+	const char *proto = ntohs(a->vlan.proto) == 0x88a8 ? "802.1ad" : "802.1Q";
+	unsigned int id = a->vlan.tci & 0xfff, prio = a->vlan.tci >> 13;
+
+	if (json) {
+		jw_obj_open(NULL);
+		jw_string("kind", "vlan");
+		jw_string("op", op);
+		if (a->id != XDP_FLOW_ACTION_VLAN_POP) {
+			jw_u64("id", id);
+			jw_string("protocol", proto);
+			jw_u64("priority", prio);
+		}
+		jw_obj_close();
+	} else if (a->id == XDP_FLOW_ACTION_VLAN_POP) {
+		printf("  action order %u: vlan pop\n", i + 1);
+	} else {
+		printf("  action order %u: vlan %s id %u protocol %s priority %u\n",
+		       i + 1, op, id, proto, prio);
+	}
+}
+
 static void print_actions(const struct xdp_flow_rule *r)
 {
 	char name[IF_NAMESIZE + 16];
@@ -946,6 +1038,18 @@ static void print_actions(const struct xdp_flow_rule *r)
 			} else {
 				printf("  action order %u: redirect dev %s\n", i + 1, name);
 			}
+			break;
+		case XDP_FLOW_ACTION_MANGLE:
+		case XDP_FLOW_ACTION_ADD:
+			print_mangle(i, a);
+			break;
+		case XDP_FLOW_ACTION_CSUM:
+			print_csum(i, a);
+			break;
+		case XDP_FLOW_ACTION_VLAN_PUSH:
+		case XDP_FLOW_ACTION_VLAN_POP:
+		case XDP_FLOW_ACTION_VLAN_MODIFY:
+			print_vlan(i, a);
 			break;
 		default:
 			if (json) {
