@@ -525,7 +525,7 @@ static const char *xdp_flow_mangle(const struct flow_action_entry *act,
 		htype = XDP_FLOW_HDR_UDP;
 		break;
 	default:
-		return "xdp_flow: cannot offload pedit of this header type (only eth, ip, ip6, tcp, udp)";
+		return "xdp_flow: cannot offload pedit of this header type";
 	}
 	if (off % 4 || off > 60)
 		return "xdp_flow: cannot offload pedit at this offset";
@@ -539,12 +539,12 @@ static const char *xdp_flow_mangle(const struct flow_action_entry *act,
 	memcpy(chg, &changed, sizeof(chg));
 	if (htype == XDP_FLOW_HDR_IP6) {
 		if (!xdp_flow_pedit_ip6_ok(off, chg))
-			return "xdp_flow: cannot offload pedit of this IPv6 field (only tos, flow label, hop limit, addresses)";
+			return "xdp_flow: cannot offload pedit of this IPv6 field";
 	} else {
 		for (i = 0; i < 4; i++)
 			if (chg[i] &&
 			    !(xdp_flow_pedit_bytes[htype] & BIT_ULL(off + i)))
-				return "xdp_flow: cannot offload pedit of this field (only MAC and IP addresses, tos, ttl, hop limit, flow label, ports)";
+				return "xdp_flow: cannot offload pedit of this field";
 	}
 
 	xa->id = act->id == FLOW_ACTION_MANGLE ? XDP_FLOW_ACTION_MANGLE :
@@ -601,7 +601,7 @@ static const char *xdp_flow_vlan(const struct flow_action_entry *act,
 	if (!act->vlan.prio &&
 	    ((ntohs(rule->mask.vlan_tci) & prio_mask) != prio_mask ||
 	     (ntohs(rule->key.vlan_tci) & prio_mask)))
-		return "xdp_flow: cannot offload vlan modify without a priority (unless the rule matches vlan_prio 0)";
+		return "xdp_flow: cannot offload vlan modify without a priority";
 	xa->id = XDP_FLOW_ACTION_VLAN_MODIFY;
 	xa->vlan.keep = VLAN_CFI_MASK;	/* DEI */
 	return NULL;
@@ -643,7 +643,7 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 			break;
 		case FLOW_ACTION_ACCEPT:
 			if (rewrites)
-				return "xdp_flow: cannot offload rewrites that end in pass (the stack would run TC on the rewritten frame)";
+				return "xdp_flow: cannot offload rewrites that end in pass";
 			xa->id = XDP_FLOW_ACTION_PASS;
 			done = true;
 			break;
@@ -672,11 +672,13 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 		case FLOW_ACTION_VLAN_PUSH:
 		case FLOW_ACTION_VLAN_MANGLE:
 			why = xdp_flow_vlan(act, rule, xa);
-			rewrites = vlan = true;
+			rewrites = true;
+			vlan = true;
 			break;
 		case FLOW_ACTION_VLAN_POP:
 			xa->id = XDP_FLOW_ACTION_VLAN_POP;
-			rewrites = vlan = true;
+			rewrites = true;
+			vlan = true;
 			break;
 		default:
 			return xdp_flow_action_msg(act->id);
@@ -685,7 +687,7 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 			return why;
 	}
 	if (!done)
-		return "xdp_flow: cannot offload rewrites that end in pass (the stack would run TC on the rewritten frame)";
+		return "xdp_flow: cannot offload rewrites that end in pass";
 	rule->nr_actions = fr->action.num_entries;
 	return NULL;
 }
