@@ -90,7 +90,7 @@ static const struct {
 	KEY_FIELD(ip_tos), KEY_FIELD(ip_ttl), KEY_FIELD(ip_frag),
 	KEY_FIELD(tcp_flags), KEY_FIELD(ip_src), KEY_FIELD(ip_dst),
 	KEY_FIELD(l4_src), KEY_FIELD(l4_dst), KEY_FIELD(arp_sha),
-	KEY_FIELD(arp_tha),
+	KEY_FIELD(arp_tha), KEY_FIELD(chain),
 };
 
 static const char *key_field_name(size_t off)
@@ -109,13 +109,13 @@ static const char *key_field_name(size_t off)
 static bool action_is_terminal(__u32 id)
 {
 	return id == XDP_FLOW_ACTION_DROP || id == XDP_FLOW_ACTION_PASS ||
-	       id == XDP_FLOW_ACTION_REDIRECT;
+	       id == XDP_FLOW_ACTION_REDIRECT || id == XDP_FLOW_ACTION_GOTO;
 }
 
 /* What the XDP program relies on, checked again here so that a rule it
  * cannot execute is refused rather than run: rewrites (pedit and csum
- * before VLAN actions), then exactly one terminal action, the last;
- * rewrites only before a redirect.
+ * before VLAN actions), then exactly one terminal action (drop, pass, goto
+ * or redirect), the last; rewrites only before a redirect.
  */
 static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 			bool *vlan, char *msg, size_t len)
@@ -124,7 +124,7 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 	bool last = i + 1 == r->nr_actions;
 
 	if (action_is_terminal(a->id) != last) {
-		snprintf(msg, len, last ? "action %u: the last action is not drop, pass or redirect" :
+		snprintf(msg, len, last ? "action %u: the last action is not drop, pass, goto or redirect" :
 			 "action %u follows a terminal action", last ? i : i + 1);
 		return -EINVAL;
 	}
@@ -135,6 +135,7 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 	switch (a->id) {
 	case XDP_FLOW_ACTION_DROP:
 	case XDP_FLOW_ACTION_PASS:
+	case XDP_FLOW_ACTION_GOTO:
 		return 0;
 	case XDP_FLOW_ACTION_REDIRECT:
 		if (!a->ifindex) {

@@ -1003,14 +1003,20 @@ __noinline int xdp_flow_edit(struct xdp_md *ctx, __u32 rule_id)
 	return 0;
 }
 
+/* goto chain: at most this many in a row, then TC decides (it allows 16,
+ * and drops the packet after that).
+ */
+#define XDP_FLOW_MAX_GOTOS	4
+
 SEC("xdp")
 int xdp_flow(struct xdp_md *ctx)
 {
 	struct xdp_flow_key key __attribute__((aligned(8))) = {};
+	__u32 path[XDP_FLOW_MAX_GOTOS];
 	struct xdp_flow_dp_rule *rule;
 	struct xdp_flow_action *act;
+	__u32 rule_id = 0, n, hops;
 	__u64 tc_len = 0;
-	__u32 rule_id, n;
 	int ret;
 
 	ret = parse_frame(ctx, &key, &tc_len);
@@ -1018,26 +1024,40 @@ int xdp_flow(struct xdp_md *ctx)
 		return ret;
 	key.ifindex = ctx->ingress_ifindex;
 
-	ret = xdp_flow_lookup(&key);
-	if (ret < 0)
+	for (hops = 0; hops <= XDP_FLOW_MAX_GOTOS; hops++) {
+		ret = xdp_flow_lookup(&key);
+		if (ret < 0)
+			return XDP_PASS;
+		rule_id = ret;
+		rule = bpf_map_lookup_elem(&xf_rules, &rule_id);
+		if (!rule)
+			return XDP_PASS;
+		/* Rules TC executes itself, and "pass", are counted by TC;
+		 * so are the rules that led here, as TC runs them again.
+		 */
+		n = rule->nr_actions;
+		if (rule->flags & XDP_FLOW_RULE_F_SOFTWARE || n == 0 ||
+		    n > XDP_FLOW_MAX_ACTIONS)
+			return XDP_PASS;
+		/* The last action decides; rewrites come before a redirect
+		 * only.
+		 */
+		act = &rule->actions[(n - 1) & (XDP_FLOW_MAX_ACTIONS - 1)];
+		if (act->id != XDP_FLOW_ACTION_GOTO)
+			break;
+		if (n > 1 || hops >= XDP_FLOW_MAX_GOTOS)
+			return XDP_PASS;
+		path[hops] = rule_id;
+		key.chain = act->chain;
+	}
+	if (hops > XDP_FLOW_MAX_GOTOS)
 		return XDP_PASS;
-	rule_id = ret;
-	rule = bpf_map_lookup_elem(&xf_rules, &rule_id);
-	if (!rule)
-		return XDP_PASS;
-	/* Rules TC executes itself, and "pass", are counted by TC. */
-	n = rule->nr_actions;
-	if (rule->flags & XDP_FLOW_RULE_F_SOFTWARE || n == 0 ||
-	    n > XDP_FLOW_MAX_ACTIONS)
-		return XDP_PASS;
-	/* The last action decides; rewrites come before a redirect only. */
-	act = &rule->actions[(n - 1) & (XDP_FLOW_MAX_ACTIONS - 1)];
+
 	switch (act->id) {
 	case XDP_FLOW_ACTION_DROP:
 		if (n > 1)
 			return XDP_PASS;
-		count(rule_id, tc_len);
-		return XDP_DROP;
+		break;
 	case XDP_FLOW_ACTION_REDIRECT:
 		if (!act->ifindex)
 			return XDP_PASS;
@@ -1050,11 +1070,19 @@ int xdp_flow(struct xdp_md *ctx)
 			if (err < 0)
 				return XDP_ABORTED;
 		}
-		count(rule_id, tc_len);
-		return bpf_redirect(ret, 0);
+		break;
+	default:
+		/* PASS, or an entry caught while being cleared. */
+		return XDP_PASS;
 	}
-	/* PASS, or an entry caught while being cleared. */
-	return XDP_PASS;
+
+	for (n = 0; n < XDP_FLOW_MAX_GOTOS; n++) {
+		if (n >= hops)
+			break;
+		count(path[n], tc_len);
+	}
+	count(rule_id, tc_len);
+	return act->id == XDP_FLOW_ACTION_DROP ? XDP_DROP : bpf_redirect(ret, 0);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -220,15 +220,6 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	struct xdp_flow_entry *entry;
 	int id, err;
 
-	/* A rule in another chain is reached only through a goto, which is
-	 * never offloaded; chain 0 alone decides what XDP may do.
-	 */
-	if (f->common.chain_index) {
-		if (report)
-			NL_SET_ERR_MSG_MOD(report, "cannot offload rules in chains other than 0");
-		return -EOPNOTSUPP;
-	}
-
 	entry = xdp_flow_entry_find(b, f->cookie);
 	if (entry) {
 		xdp_flow_entry_uninstall(entry);

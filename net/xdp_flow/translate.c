@@ -57,8 +57,6 @@ static const char *xdp_flow_action_msg(enum flow_action_id id)
 		return "xdp_flow: cannot offload action mirred ingress redirect";
 	case FLOW_ACTION_MIRRED_INGRESS:
 		return "xdp_flow: cannot offload action mirred ingress mirror";
-	case FLOW_ACTION_GOTO:
-		return "xdp_flow: cannot offload action goto chain";
 	case FLOW_ACTION_POLICE:
 		return "xdp_flow: cannot offload action police";
 	case FLOW_ACTION_CT:
@@ -394,7 +392,7 @@ bool xdp_flow_dev_hides_vlan(const struct net_device *dev, u32 xdp_mode)
  * returns NULL, or the first reason why a match cannot be offloaded.
  */
 static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
-				  const struct xdp_flow_target *t,
+				  u32 chain, const struct xdp_flow_target *t,
 				  struct xdp_flow_key *k,
 				  struct xdp_flow_key *m)
 {
@@ -405,6 +403,8 @@ static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
 
 	k->ifindex = t->ifindex;
 	m->ifindex = 0xffffffff;
+	k->chain = chain;
+	m->chain = 0xffffffff;
 	xdp_flow_match_protocol(proto, k, m);
 
 	for (key = 0; key < FLOW_DISSECTOR_KEY_MAX; key++) {
@@ -609,8 +609,8 @@ static const char *xdp_flow_vlan(const struct flow_action_entry *act,
 
 /*
  * Actions the XDP program executes: rewrites (pedit, csum, then VLAN), then
- * one of drop, pass and redirect. Rewrites go only before a redirect: a
- * rewritten frame passed to the stack would meet TC again.
+ * one of drop, pass, goto chain and redirect. Rewrites go only before a
+ * redirect: a rewritten frame passed to the stack would meet TC again.
  */
 static const char *xdp_flow_actions(struct flow_rule *fr,
 				    struct xdp_flow_rule *rule,
@@ -633,7 +633,7 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 		struct xdp_flow_action *xa = &rule->actions[i];
 
 		if (done)
-			return "xdp_flow: cannot offload actions after drop, pass or redirect";
+			return "xdp_flow: cannot offload actions after a terminal action";
 		switch (act->id) {
 		case FLOW_ACTION_DROP:
 			if (rewrites)
@@ -645,6 +645,14 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 			if (rewrites)
 				return "xdp_flow: cannot offload rewrites that end in pass";
 			xa->id = XDP_FLOW_ACTION_PASS;
+			done = true;
+			break;
+		case FLOW_ACTION_GOTO:
+			/* The next chain classifies the frame as it is. */
+			if (rewrites)
+				return "xdp_flow: cannot offload rewrites before goto chain";
+			xa->id = XDP_FLOW_ACTION_GOTO;
+			xa->chain = act->chain_index;
 			done = true;
 			break;
 		case FLOW_ACTION_REDIRECT:
@@ -722,8 +730,8 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 	rule->cookie = f->cookie;
 	rule->chain = f->common.chain_index;
 
-	why = xdp_flow_match(fr, f->common.protocol, t, &rule->key,
-			     &rule->mask);
+	why = xdp_flow_match(fr, f->common.protocol, f->common.chain_index, t,
+			     &rule->key, &rule->mask);
 	if (!why)
 		why = xdp_flow_actions(fr, rule, extack);
 

@@ -476,8 +476,15 @@ def gen_rule(rnd, prio_proto, vocab):
     if proto is None:
         proto = rnd.choice(PROTOS)
         prio_proto[prio] = proto
-    return Rule(prio, proto, gen_matches(rnd, proto, vocab),
-                gen_actions(rnd, vocab))
+    chain = 0
+    if "goto" in vocab and rnd.random() < 0.3:
+        chain = rnd.choice([1, 2])
+    actions = gen_actions(rnd, vocab)
+    if "goto" in vocab and chain < 2 and rnd.random() < 0.2:
+        actions = ["goto chain %d" % rnd.choice([c for c in (1, 2)
+                                                  if c > chain])]
+    return Rule(prio, proto, gen_matches(rnd, proto, vocab), actions,
+                chain=chain)
 
 
 # --------------------------------------------------------- frames for rules
@@ -921,7 +928,7 @@ def main():
     ap.add_argument("--enable", default="")
     ap.add_argument("--vocab",
                     default="tcp_flags,icmp,ip_tos,ip_ttl,ip_flags,arp,"
-                    "rewrite",
+                    "rewrite,goto",
                     help="comma list of extra match kinds to generate")
     ap.add_argument("--quiet-ms", type=int, default=100)
     ap.add_argument("--show", type=int, default=5,

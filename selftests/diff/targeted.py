@@ -228,12 +228,13 @@ class Rig:
         tc("qdisc", "del", "dev", dev, "clsact")
         tc("qdisc", "add", "dev", dev, "clsact")
 
-    def add(self, side, proto, matches, actions):
+    def add(self, side, proto, matches, actions, chain=0):
         """Adds the rule on one side; returns an error or None."""
         dev = self.ln.dev[side]
-        cmd = ("filter add dev %s ingress pref 1 protocol %s flower %s "
-               "action %s" % (dev, proto, matches,
-                              actions.format(o=self.ln.out[side][0]))).split()
+        cmd = ("filter add dev %s ingress chain %d pref 1 protocol %s flower "
+               "%s action %s" % (dev, chain, proto, matches,
+                                 actions.format(o=self.ln.out[side][0]))
+               ).split()
         p = tc(*cmd)
         if p.returncode:
             return "tc %s: %s" % (" ".join(cmd), p.stderr.strip())
@@ -377,12 +378,56 @@ def action_case(rig, name, kind, proto, matches, actions, change, out):
                "1 hardware packet")
 
 
+def chain_state(dev):
+    """{chain: (in_hw, packets, hw_packets)} of the rules on dev."""
+    p = tc("-s", "-j", "filter", "show", "dev", dev, "ingress")
+    res = {}
+    for f in json.loads(p.stdout or "[]"):
+        opt = f.get("options")
+        if opt:
+            st = opt["actions"][-1].get("stats", {})
+            res[f.get("chain", 0)] = (opt.get("in_hw", False),
+                                      st.get("packets"),
+                                      st.get("hw_packets", 0))
+    return res
+
+
+def goto_case(rig):
+    """goto chain: chain 0 sends UDP to chain 1, which redirects one
+    address. A frame to it leaves the target, counted in XDP by both rules;
+    a frame to another goes up the stack, counted by TC in chain 0 only."""
+    dev = rig.ln.dev["A"]
+    rig.reset()
+    why = (rig.add("A", "ip", "ip_proto udp", "goto chain 1") or
+           rig.add("A", "ip", "dst_ip 10.2.0.1", RD, chain=1))
+    st = chain_state(dev) if not why else {}
+    if not why and not all(st.get(c, (False,))[0] for c in (0, 1)):
+        why = "rules not in_hw: %s" % (st,)
+    hit = rig.frame("ip", setf())
+    miss = rig.frame("ip", setf(dip="10.2.0.2"))
+    if not why:
+        seen = rig.send("A", [hit, miss])
+        why = (check_out(seen, hit[0], "A", "o1", hit[1], hit[1]) or
+               check_out(seen, miss[0], "A", "stack", miss[1], miss[1]))
+    if not why:
+        st = chain_state(dev)
+        want = {0: (True, 2, 1), 1: (True, 1, 1)}
+        if st != want:
+            why = "counters by chain (in_hw, packets, hw_packets) %s, not " \
+                  "%s" % (st, want)
+    if not why and sorted(shown_kinds(dev)) != [["goto"], ["redirect"]]:
+        why = "xdp-flow show has actions %s" % (shown_kinds(dev),)
+    rig.report("goto chain", why, "chain 0 to chain 1 in XDP, both rules "
+               "counted; a miss in chain 1 goes to TC")
+
+
 def main():
     rig = Rig()
     for name, kind, proto, matches, hit, miss in CASES:
         match_case(rig, name, kind, proto, matches, hit, miss)
     for case in ACTION_CASES:
         action_case(rig, *case)
+    goto_case(rig)
     rig.reset()
     return 1 if rig.failed else 0
 

@@ -1039,6 +1039,17 @@ static void print_actions(const struct xdp_flow_rule *r)
 				printf("  action order %u: redirect dev %s\n", i + 1, name);
 			}
 			break;
+		case XDP_FLOW_ACTION_GOTO:
+			if (json) {
+				jw_obj_open(NULL);
+				jw_string("kind", "goto");
+				jw_u64("chain", a->chain);
+				jw_obj_close();
+			} else {
+				printf("  action order %u: goto chain %u\n", i + 1,
+				       a->chain);
+			}
+			break;
 		case XDP_FLOW_ACTION_MANGLE:
 		case XDP_FLOW_ACTION_ADD:
 			print_mangle(i, a);

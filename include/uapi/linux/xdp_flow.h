@@ -62,7 +62,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	2
+#define XDP_FLOW_ABI_VERSION	3
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 #define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
@@ -98,6 +98,8 @@
  * @l4_dst: TCP/UDP/SCTP destination port, or htons(ICMP code)
  * @arp_sha: ARP sender hardware address
  * @arp_tha: ARP target hardware address
+ * @chain: the TC chain being classified in (0, or a goto's target)
+ * @pad: zero
  *
  * All multi-byte fields are in network byte order except @ifindex. The size
  * is a multiple of 8 so that the XDP program can mask it a word at a time.
@@ -124,6 +126,8 @@ struct xdp_flow_key {
 	__be16	l4_dst;
 	__u8	arp_sha[6];
 	__u8	arp_tha[6];
+	__u32	chain;
+	__u32	pad;
 };
 
 enum xdp_flow_action_id {
@@ -139,6 +143,7 @@ enum xdp_flow_action_id {
 	XDP_FLOW_ACTION_VLAN_PUSH,	/* push an outer tag */
 	XDP_FLOW_ACTION_VLAN_POP,	/* pop the outer tag, if any */
 	XDP_FLOW_ACTION_VLAN_MODIFY,	/* rewrite the outer tag, if any */
+	XDP_FLOW_ACTION_GOTO,		/* classify again in chain @chain */
 	__XDP_FLOW_ACTION_MAX,
 };
 
@@ -168,6 +173,7 @@ enum xdp_flow_hdr {
  * @id: enum xdp_flow_action_id
  * @ifindex: REDIRECT: the target device
  * @csum_flags: CSUM: XDP_FLOW_CSUM_* bits
+ * @chain: GOTO: the chain
  * @vlan: VLAN_PUSH and VLAN_MODIFY: the tag
  * @vlan.proto: tag protocol (TPID)
  * @vlan.tci: TCI in host order; VLAN_MODIFY: the bits it sets
@@ -185,6 +191,7 @@ struct xdp_flow_action {
 	union {
 		__u32	ifindex;
 		__u32	csum_flags;
+		__u32	chain;
 		struct {
 			__be16	proto;
 			__u16	tci;
