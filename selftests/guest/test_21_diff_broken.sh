@@ -16,6 +16,10 @@ CASES=160
 LANES=8
 SEED=${XF_DIFF_SEED:-1}
 DIFF="python3 $XF_ROOT/selftests/diff/difftest.py"
+# The vocabulary is pinned: the cases a seed draws depend on it, and with
+# this one seed 1 crosses the wrong bit in 8 of 160 cases. (With goto added
+# to it, the first 160 cases of seed 1 happened to cross it in none.)
+VOCAB=tcp_flags,icmp,ip_tos,ip_ttl,ip_flags,arp,rewrite
 BROKEN=$XF_ROOT/umh/xdp_flow_umh_broken
 
 trap 'diff_cleanup "$LANES"' EXIT
@@ -28,7 +32,8 @@ log_test "the broken test build exists"
 XF_UMH=$BROKEN diff_setup "$LANES" "module with the broken helper" || exit 1
 
 RET=0
-out=$($DIFF run --lanes "$LANES" --seed "$SEED" --cases $CASES --show 1 2>&1)
+out=$($DIFF run --lanes "$LANES" --seed "$SEED" --cases $CASES --show 1 \
+	--vocab "$VOCAB" 2>&1)
 rc=$?
 echo "$out" | sed 's/^/# /; s/^# # /# /'
 last=$(echo "$out" | tail -n 1)
