@@ -10,7 +10,8 @@
  *       [dst_mac=M[/M]] [src_mac=M[/M]] [eth_type=T] [vlan_id=V]
  *       [vlan_prio=P] [ip_proto=udp|tcp|sctp|icmp|icmpv6|N] [tos=T[/M]]
  *       [ttl=T[/M]] [src_ip=A[/len]] [dst_ip=A[/len]] [src_port=P[/M]]
- *       [dst_port=P[/M]] [tcp_flags=F[/M]] [frag=F[/M]] [icmp_type=T]
+ *       [dst_port=P[/M]] [src_range=MIN-MAX] [dst_range=MIN-MAX]
+ *       [tcp_flags=F[/M]] [frag=F[/M]] [icmp_type=T]
  *       [icmp_code=C] action=drop|pass|redirect:<dev|ifindex>
  *   del id=N      stats [id=N]      hello      sync      shutdown
  *
@@ -187,6 +188,18 @@ static int parse_action(const char *s, struct xdp_flow_rule *r)
 	return 0;
 }
 
+/* "MIN-MAX", taken as given (the tables check it). */
+static int parse_range(const char *s, struct xdp_flow_port_range *r)
+{
+	unsigned int min, max;
+
+	if (sscanf(s, "%u-%u", &min, &max) != 2 || min > 0xffff || max > 0xffff)
+		return -EINVAL;
+	r->min = min;
+	r->max = max;
+	return 0;
+}
+
 static int parse_field(const char *name, const char *val,
 		       struct xdp_flow_rule *r, bool *eth_type_set,
 		       __be16 *ip_eth_type)
@@ -248,6 +261,10 @@ static int parse_field(const char *name, const char *val,
 		return parse_num(val, &k->l4_src, &m->l4_src, 2);
 	else if (!strcmp(name, "dst_port") || !strcmp(name, "icmp_code"))
 		return parse_num(val, &k->l4_dst, &m->l4_dst, 2);
+	else if (!strcmp(name, "src_range"))
+		return parse_range(val, &r->l4_src_range);
+	else if (!strcmp(name, "dst_range"))
+		return parse_range(val, &r->l4_dst_range);
 	else if (!strcmp(name, "action")) {
 		err = parse_action(val, r);
 		return err;

@@ -44,16 +44,33 @@ struct tmask {
 	bool used;
 	bool listed;			/* in the published list */
 	__u32 id;
-	unsigned int nr_rules;
+	unsigned int nr_entries;	/* flow entries of rules in this mask */
 	__u64 listed_min;		/* its min_order in the published list */
 	struct xdp_flow_key mask;
 };
 
+struct trule;
+
+/* One (mask, masked key) of a rule: one, or one per prefix of its port
+ * ranges.
+ */
+struct tentry {
+	struct trule *rule;
+	struct tmask *mask;
+	struct xdp_flow_key key;	/* masked with mask->mask */
+	struct tentry *hnext;		/* entries hashed to the same bucket */
+};
+
 struct trule {
 	struct xdp_flow_rule rule;
-	struct tmask *mask;
-	struct trule *hnext;		/* rules hashed to the same flow bucket */
 	unsigned int epoch;		/* replay epoch that last added it */
+	unsigned int nr_entries;	/* linked into the tables */
+	struct tentry entries[];
+};
+
+/* A flow entry before it is placed. */
+struct texp {
+	struct xdp_flow_key key, mask;
 };
 
 struct table {
@@ -61,7 +78,7 @@ struct table {
 	int list_fd;			/* the published inner map */
 	int ncpus;
 	struct trule **rules;		/* by id */
-	struct trule **buckets;
+	struct tentry **buckets;
 	struct tmask masks[XDP_FLOW_MAX_MASKS];
 	__u32 next_mask_id;
 	unsigned int nr_rules;
@@ -222,7 +239,73 @@ static int rule_check(const struct xdp_flow_rule *r, char *msg, size_t len)
 			return -EINVAL;
 		}
 	}
+	if ((r->l4_src_range.max && (r->mask.l4_src ||
+				     r->l4_src_range.min > r->l4_src_range.max)) ||
+	    (r->l4_dst_range.max && (r->mask.l4_dst ||
+				     r->l4_dst_range.min > r->l4_dst_range.max))) {
+		snprintf(msg, len, "port range %u-%u/%u-%u with the port also masked, or empty",
+			 r->l4_src_range.min, r->l4_src_range.max,
+			 r->l4_dst_range.min, r->l4_dst_range.max);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* --- port ranges --- */
+
+#define RANGE_MAX_PREFIXES	32	/* a 16-bit range needs at most 30 */
+
+/* The masked ports (value, mask) that together cover exactly @r. */
+static unsigned int range_cover(const struct xdp_flow_port_range *r,
+				__u16 *val, __u16 *mask)
+{
+	__u32 lo = r->min, hi = r->max;
+	unsigned int n = 0, bits;
+
+	while (lo <= hi && n < RANGE_MAX_PREFIXES) {
+		bits = lo ? __builtin_ctz(lo) : 16;
+		while (bits && lo + (1u << bits) - 1 > hi)
+			bits--;
+		val[n] = lo;
+		mask[n] = (__u16)(0xffffu << bits);
+		n++;
+		lo += 1u << bits;
+	}
+	return n;
+}
+
+/*
+ * The flow entries of @r: its key and mask, or for port ranges one per
+ * combination of the prefixes covering them. Returns how many, or -E2BIG
+ * beyond XDP_FLOW_MAX_RULE_ENTRIES.
+ */
+static int rule_expand(const struct xdp_flow_rule *r, struct texp *out)
+{
+	__u16 sv[RANGE_MAX_PREFIXES] = {}, sm[RANGE_MAX_PREFIXES] = {};
+	__u16 dv[RANGE_MAX_PREFIXES] = {}, dm[RANGE_MAX_PREFIXES] = {};
+	unsigned int ns = 1, nd = 1, i, j, n = 0;
+
+	if (r->l4_src_range.max)
+		ns = range_cover(&r->l4_src_range, sv, sm);
+	if (r->l4_dst_range.max)
+		nd = range_cover(&r->l4_dst_range, dv, dm);
+	if (ns * nd > XDP_FLOW_MAX_RULE_ENTRIES)
+		return -E2BIG;
+	for (i = 0; i < ns; i++) {
+		for (j = 0; j < nd; j++, n++) {
+			out[n].key = r->key;
+			out[n].mask = r->mask;
+			if (r->l4_src_range.max) {
+				out[n].key.l4_src = htons(sv[i]);
+				out[n].mask.l4_src = htons(sm[i]);
+			}
+			if (r->l4_dst_range.max) {
+				out[n].key.l4_dst = htons(dv[j]);
+				out[n].mask.l4_dst = htons(dm[j]);
+			}
+		}
+	}
+	return n;
 }
 
 /* --- in-memory lookups --- */
@@ -238,10 +321,10 @@ static __u32 flow_hash(__u32 mask_id, const struct xdp_flow_key *key)
 	return h & (FLOW_BUCKETS - 1);
 }
 
-static bool same_flow(const struct trule *a, const struct tmask *mask,
+static bool same_flow(const struct tentry *e, const struct tmask *mask,
 		      const struct xdp_flow_key *key)
 {
-	return a->mask == mask && !memcmp(&a->rule.key, key, sizeof(*key));
+	return e->mask == mask && !memcmp(&e->key, key, sizeof(*key));
 }
 
 static bool rule_better(const struct trule *a, const struct trule *b)
@@ -251,35 +334,35 @@ static bool rule_better(const struct trule *a, const struct trule *b)
 	return a->rule.id < b->rule.id;
 }
 
-/* The best rule of the flow (@mask, @key), leaving out @skip. */
-static struct trule *flow_best(struct table *t, struct tmask *mask,
-			       const struct xdp_flow_key *key,
-			       const struct trule *skip)
+/* The entry of the best rule of the flow (@mask, @key), leaving out @skip. */
+static struct tentry *flow_best(struct table *t, struct tmask *mask,
+				const struct xdp_flow_key *key,
+				const struct trule *skip)
 {
-	struct trule *r, *best = NULL;
+	struct tentry *e, *best = NULL;
 
-	for (r = t->buckets[flow_hash(mask->id, key)]; r; r = r->hnext)
-		if (r != skip && same_flow(r, mask, key) &&
-		    (!best || rule_better(r, best)))
-			best = r;
+	for (e = t->buckets[flow_hash(mask->id, key)]; e; e = e->hnext)
+		if (e->rule != skip && same_flow(e, mask, key) &&
+		    (!best || rule_better(e->rule, best->rule)))
+			best = e;
 	return best;
 }
 
-static void flow_link(struct table *t, struct trule *r)
+static void flow_link(struct table *t, struct tentry *e)
 {
-	struct trule **head = &t->buckets[flow_hash(r->mask->id, &r->rule.key)];
+	struct tentry **head = &t->buckets[flow_hash(e->mask->id, &e->key)];
 
-	r->hnext = *head;
-	*head = r;
+	e->hnext = *head;
+	*head = e;
 }
 
-static void flow_unlink(struct table *t, struct trule *r)
+static void flow_unlink(struct table *t, struct tentry *e)
 {
-	struct trule **p = &t->buckets[flow_hash(r->mask->id, &r->rule.key)];
+	struct tentry **p = &t->buckets[flow_hash(e->mask->id, &e->key)];
 
 	for (; *p; p = &(*p)->hnext) {
-		if (*p == r) {
-			*p = r->hnext;
+		if (*p == e) {
+			*p = e->hnext;
 			return;
 		}
 	}
@@ -324,6 +407,48 @@ static struct tmask *mask_alloc(struct table *t, const struct xdp_flow_key *m)
 	return NULL;
 }
 
+/* Frees the masks no flow entry uses. */
+static void mask_gc(struct table *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		if (t->masks[i].used && !t->masks[i].nr_entries)
+			t->masks[i].used = false;
+}
+
+/* How many masks are in use once @old (may be NULL) is replaced by a rule
+ * with the @n flow entries @exp.
+ */
+static unsigned int masks_after(struct table *t, const struct trule *old,
+				const struct texp *exp, unsigned int n)
+{
+	unsigned int left[XDP_FLOW_MAX_MASKS], i, j, count = 0;
+
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		left[i] = t->masks[i].used ? t->masks[i].nr_entries : 0;
+	for (i = 0; old && i < old->nr_entries; i++)
+		left[old->entries[i].mask - t->masks]--;
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		count += left[i] > 0;
+	for (i = 0; i < n; i++) {
+		struct tmask *tm = mask_find(t, &exp[i].mask);
+
+		if (tm) {
+			if (!left[tm - t->masks]) {
+				left[tm - t->masks] = 1;
+				count++;
+			}
+			continue;
+		}
+		for (j = 0; j < i; j++)
+			if (!memcmp(&exp[j].mask, &exp[i].mask, sizeof(exp[i].mask)))
+				break;
+		count += j == i;
+	}
+	return count;
+}
+
 unsigned int table_mask_count(const struct table *t)
 {
 	unsigned int i, n = 0;
@@ -349,28 +474,28 @@ static void rule_to_dp(const struct xdp_flow_rule *r, struct xdp_flow_dp_rule *d
 	memcpy(dp->actions, r->actions, sizeof(dp->actions));
 }
 
-static void flow_key_of(const struct trule *r, struct xdp_flow_flow_key *fk)
+static void flow_key_of(const struct tentry *e, struct xdp_flow_flow_key *fk)
 {
 	memset(fk, 0, sizeof(*fk));
-	fk->mask_id = r->mask->id;
-	fk->key = r->rule.key;
+	fk->mask_id = e->mask->id;
+	fk->key = e->key;
 }
 
-static int flow_write(struct table *t, const struct trule *r)
+static int flow_write(struct table *t, const struct tentry *e)
 {
 	struct xdp_flow_flow_key fk;
 
-	flow_key_of(r, &fk);
-	if (bpf_map_update_elem(t->flows_fd, &fk, &r->rule.id, BPF_ANY))
+	flow_key_of(e, &fk);
+	if (bpf_map_update_elem(t->flows_fd, &fk, &e->rule->rule.id, BPF_ANY))
 		return errno == E2BIG ? -ENOSPC : -errno;
 	return 0;
 }
 
-static int flow_erase(struct table *t, const struct trule *r)
+static int flow_erase(struct table *t, const struct tentry *e)
 {
 	struct xdp_flow_flow_key fk;
 
-	flow_key_of(r, &fk);
+	flow_key_of(e, &fk);
 	if (bpf_map_delete_elem(t->flows_fd, &fk) && errno != ENOENT)
 		return -errno;
 	return 0;
@@ -402,9 +527,13 @@ static int list_publish(struct table *t)
 		min[i] = ~0ULL;
 	for (i = 0; i < XDP_FLOW_MAX_RULES; i++) {
 		struct trule *r = t->rules[i];
+		unsigned int j, m;
 
-		if (r && r->rule.order < min[r->mask - t->masks])
-			min[r->mask - t->masks] = r->rule.order;
+		for (j = 0; r && j < r->nr_entries; j++) {
+			m = r->entries[j].mask - t->masks;
+			if (r->rule.order < min[m])
+				min[m] = r->rule.order;
+		}
 	}
 
 	list = calloc(1, sizeof(*list));
@@ -413,7 +542,7 @@ static int list_publish(struct table *t)
 	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++) {
 		struct tmask *tm = &t->masks[i];
 
-		if (!tm->used || !tm->nr_rules)
+		if (!tm->used || !tm->nr_entries)
 			continue;
 		list->masks[n].id = tm->id;
 		list->masks[n].min_order = min[i];
@@ -442,7 +571,7 @@ static int list_publish(struct table *t)
 	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++) {
 		struct tmask *tm = &t->masks[i];
 
-		tm->listed = tm->used && tm->nr_rules;
+		tm->listed = tm->used && tm->nr_entries;
 		tm->listed_min = min[i];
 	}
 out:
@@ -482,32 +611,39 @@ static bool rule_same(const struct xdp_flow_rule *a,
 
 static int rule_unlink(struct table *t, struct trule *r)
 {
-	struct tmask *tm = r->mask;
 	struct xdp_flow_dp_rule dp = {};
-	struct trule *next;
 	__u32 id = r->rule.id;
-	bool was_best;
+	bool publish = false;
+	unsigned int i;
 	int err = 0;
 
-	was_best = flow_best(t, tm, &r->rule.key, NULL) == r;
 	t->rules[id] = NULL;
 	t->nr_rules--;
-	tm->nr_rules--;
-	if (!tm->nr_rules && tm->listed)
+	for (i = 0; i < r->nr_entries; i++) {
+		struct tmask *tm = r->entries[i].mask;
+
+		tm->nr_entries--;
+		publish |= !tm->nr_entries && tm->listed;
+	}
+	if (publish)
 		err = list_publish(t);
 
-	next = flow_best(t, tm, &r->rule.key, r);
-	flow_unlink(t, r);
-	if (was_best && !err)
-		err = next ? flow_write(t, next) : flow_erase(t, r);
+	for (i = 0; i < r->nr_entries; i++) {
+		struct tentry *e = &r->entries[i], *next;
+		bool was_best = flow_best(t, e->mask, &e->key, NULL) == e;
+
+		next = flow_best(t, e->mask, &e->key, r);
+		flow_unlink(t, e);
+		if (was_best && !err)
+			err = next ? flow_write(t, next) : flow_erase(t, e);
+	}
 
 	if (!err && bpf_map_update_elem(t->rules_fd, &id, &dp, BPF_ANY))
 		err = -errno;
 	if (!err && bpf_map_delete_elem(t->defs_fd, &id) && errno != ENOENT)
 		err = -errno;
 	t->del_barrier[id] = t->barrier_seq;
-	if (!tm->nr_rules)
-		tm->used = false;
+	mask_gc(t);
 	free(r);
 	return err;
 }
@@ -526,31 +662,29 @@ int table_rule_del(struct table *t, __u32 id, char *msg, size_t len)
 	return err;
 }
 
-/* Undoes the map writes of a failed rule_link() up to the flow entry. */
-static void rule_link_undo(struct table *t, struct trule *r)
+/* Undoes the rule definition and rule entry of a failed rule_link(). */
+static void rule_link_undo(struct table *t, __u32 id)
 {
 	struct xdp_flow_dp_rule dp = {};
-	__u32 id = r->rule.id;
 
 	bpf_map_update_elem(t->rules_fd, &id, &dp, BPF_ANY);
 	bpf_map_delete_elem(t->defs_fd, &id);
 }
 
-static int rule_link(struct table *t, const struct xdp_flow_rule *rule,
-		     struct tmask *tm, bool new_mask)
+/*
+ * Links @r, whose @n entries have their mask and key, into the tables and
+ * the maps. On failure nothing of it is left, @r is freed, and masks that
+ * were allocated for it are free again.
+ */
+static int rule_link(struct table *t, struct trule *r, unsigned int n)
 {
 	struct xdp_flow_dp_rule dp;
-	struct trule *r, *prev;
-	__u32 id = rule->id;
+	__u32 id = r->rule.id;
+	bool publish = false;
+	unsigned int i;
 	int err;
 
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->rule = *rule;
-	r->mask = tm;
-	r->epoch = t->epoch;
-	rule_to_dp(rule, &dp);
+	rule_to_dp(&r->rule, &dp);
 
 	/* A reader may still hold this id from a rule just deleted. */
 	if (t->del_barrier[id] == t->barrier_seq) {
@@ -558,7 +692,7 @@ static int rule_link(struct table *t, const struct xdp_flow_rule *rule,
 		if (err)
 			goto fail;
 	}
-	if (bpf_map_update_elem(t->defs_fd, &id, rule, BPF_ANY) ||
+	if (bpf_map_update_elem(t->defs_fd, &id, &r->rule, BPF_ANY) ||
 	    bpf_map_update_elem(t->rules_fd, &id, &dp, BPF_ANY)) {
 		err = errno == E2BIG ? -ENOSPC : -errno;
 		goto fail_undo;
@@ -567,33 +701,36 @@ static int rule_link(struct table *t, const struct xdp_flow_rule *rule,
 	if (err)
 		goto fail_undo;
 
-	prev = flow_best(t, tm, &rule->key, NULL);
-	if (!prev || rule_better(r, prev)) {
-		err = flow_write(t, r);
-		if (err)
-			goto fail_undo;
-	}
-	flow_link(t, r);
 	t->rules[id] = r;
 	t->nr_rules++;
-	tm->nr_rules++;
+	for (i = 0; i < n; i++) {
+		struct tentry *e = &r->entries[i];
+		struct tentry *prev = flow_best(t, e->mask, &e->key, NULL);
 
-	if (!tm->listed || rule->order < tm->listed_min) {
-		err = list_publish(t);
-		if (err) {
-			/* Nothing half-done stays: take it out again. */
-			rule_unlink(t, r);
-			return err;
+		if (!prev || rule_better(r, prev->rule)) {
+			err = flow_write(t, e);
+			if (err)
+				break;
 		}
+		flow_link(t, e);
+		e->mask->nr_entries++;
+		r->nr_entries++;
+		publish |= !e->mask->listed || r->rule.order < e->mask->listed_min;
+	}
+	if (!err && publish)
+		err = list_publish(t);
+	if (err) {
+		/* Nothing half-done stays: take it out again. */
+		rule_unlink(t, r);
+		return err;
 	}
 	return 0;
 
 fail_undo:
-	rule_link_undo(t, r);
+	rule_link_undo(t, id);
 fail:
 	free(r);
-	if (new_mask)
-		tm->used = false;
+	mask_gc(t);
 	return err;
 }
 
@@ -604,10 +741,10 @@ fail:
 int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 		   char *msg, size_t len)
 {
-	struct trule *old;
-	struct tmask *tm;
-	bool new_mask;
-	int err;
+	struct trule *old, *r;
+	struct texp *exp;
+	unsigned int i;
+	int n, err;
 
 	err = rule_check(rule, msg, len);
 	if (err)
@@ -618,31 +755,58 @@ int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 		return 0;
 	}
 
-	tm = mask_find(t, &rule->mask);
-	new_mask = !tm;
+	exp = calloc(XDP_FLOW_MAX_RULE_ENTRIES, sizeof(*exp));
+	if (!exp)
+		return -ENOMEM;
+	n = rule_expand(rule, exp);
+	if (n < 0) {
+		snprintf(msg, len, "port ranges %u-%u/%u-%u need more than %u masked entries",
+			 rule->l4_src_range.min, rule->l4_src_range.max,
+			 rule->l4_dst_range.min, rule->l4_dst_range.max,
+			 XDP_FLOW_MAX_RULE_ENTRIES);
+		err = n;
+		goto out_free;
+	}
 	/* Refuse before touching anything: a failed add loses nothing. */
-	if (new_mask && table_mask_count(t) == XDP_FLOW_MAX_MASKS &&
-	    !(old && old->mask->nr_rules == 1)) {
+	if (masks_after(t, old, exp, n) > XDP_FLOW_MAX_MASKS) {
 		snprintf(msg, len, "mask table full (%u masks)",
 			 XDP_FLOW_MAX_MASKS);
-		return -ENOSPC;
+		err = -ENOSPC;
+		goto out_free;
+	}
+	r = calloc(1, sizeof(*r) + n * sizeof(r->entries[0]));
+	if (!r) {
+		err = -ENOMEM;
+		goto out;
 	}
 	if (old) {
 		err = rule_unlink(t, old);
-		if (err)
+		if (err) {
+			free(r);
 			goto out;
-		tm = mask_find(t, &rule->mask);
-		new_mask = !tm;
+		}
 	}
-	if (new_mask) {
-		tm = mask_alloc(t, &rule->mask);
-		tm->id = t->next_mask_id++;
+	r->rule = *rule;
+	r->epoch = t->epoch;
+	for (i = 0; i < (unsigned int)n; i++) {
+		struct tmask *tm = mask_find(t, &exp[i].mask);
+
+		if (!tm) {
+			/* There is room: masks_after() said so. */
+			tm = mask_alloc(t, &exp[i].mask);
+			tm->id = t->next_mask_id++;
+		}
+		r->entries[i].rule = r;
+		r->entries[i].mask = tm;
+		r->entries[i].key = exp[i].key;
 	}
-	err = rule_link(t, rule, tm, new_mask);
+	err = rule_link(t, r, n);
 out:
 	if (err)
 		snprintf(msg, len, "adding rule %u: %s", rule->id,
 			 strerror(-err));
+out_free:
+	free(exp);
 	return err;
 }
 
@@ -782,9 +946,13 @@ static int recover_rules(struct table *t)
 	struct xdp_flow_rule def;
 	__u32 id, next, *prev = NULL;
 	char msg[UMH_MSG_LEN];
+	struct texp *exp;
 	struct trule *r;
-	struct tmask *tm;
+	int i, n;
 
+	exp = calloc(XDP_FLOW_MAX_RULE_ENTRIES, sizeof(*exp));
+	if (!exp)
+		return -ENOMEM;
 	while (!bpf_map_get_next_key(t->defs_fd, prev, &next)) {
 		id = next;
 		prev = &id;
@@ -797,25 +965,41 @@ static int recover_rules(struct table *t)
 			/* Left over by an add or delete cut short. */
 			continue;
 		}
-		r = calloc(1, sizeof(*r));
-		tm = mask_find(t, &def.mask);
-		if (!r)
+		n = rule_expand(&def, exp);
+		if (n < 0)
+			continue;
+		r = calloc(1, sizeof(*r) + n * sizeof(r->entries[0]));
+		if (!r) {
+			free(exp);
 			return -ENOMEM;
-		if (!tm) {
-			tm = mask_alloc(t, &def.mask);
-			if (!tm) {
-				free(r);
-				continue;
-			}
-			tm->id = ~0u;	/* assigned in recover_ids() */
 		}
+		for (i = 0; i < n; i++) {
+			struct tmask *tm = mask_find(t, &exp[i].mask);
+
+			if (!tm) {
+				tm = mask_alloc(t, &exp[i].mask);
+				if (!tm)
+					break;
+				tm->id = ~0u;	/* assigned in recover_ids() */
+			}
+			r->entries[i].rule = r;
+			r->entries[i].mask = tm;
+			r->entries[i].key = exp[i].key;
+		}
+		if (i < n) {
+			free(r);
+			mask_gc(t);
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			r->entries[i].mask->nr_entries++;
 		r->rule = def;
-		r->mask = tm;
+		r->nr_entries = n;
 		r->epoch = 0;
 		t->rules[id] = r;
 		t->nr_rules++;
-		tm->nr_rules++;
 	}
+	free(exp);
 	return 0;
 }
 
@@ -885,7 +1069,7 @@ static void recover_prune(struct table *t)
  */
 int table_recover(struct table *t)
 {
-	unsigned int i;
+	unsigned int i, j;
 	int err;
 
 	err = recover_rules(t);
@@ -897,15 +1081,18 @@ int table_recover(struct table *t)
 	for (i = 0; i < XDP_FLOW_MAX_RULES; i++) {
 		struct trule *r = t->rules[i];
 
-		if (!r)
-			continue;
-		flow_link(t, r);
+		for (j = 0; r && j < r->nr_entries; j++)
+			flow_link(t, &r->entries[j]);
 	}
 	for (i = 0; i < XDP_FLOW_MAX_RULES; i++) {
 		struct trule *r = t->rules[i];
 
-		if (r && flow_best(t, r->mask, &r->rule.key, NULL) == r) {
-			err = flow_write(t, r);
+		for (j = 0; r && j < r->nr_entries; j++) {
+			struct tentry *e = &r->entries[j];
+
+			if (flow_best(t, e->mask, &e->key, NULL) != e)
+				continue;
+			err = flow_write(t, e);
 			if (err)
 				return err;
 		}

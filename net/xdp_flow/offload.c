@@ -102,16 +102,76 @@ static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
 	kfree(entry);
 }
 
+/*
+ * Rules of one prio are ranked by their flower mask, as flower tries them.
+ * Rules of one flower mask can both match a packet only through port
+ * ranges, and flower then picks by insertion order, which XDP does not
+ * know: the lowest bit makes a software rule win such a tie, so that XDP
+ * hands the packet to TC, and an offloaded rule is never tied with another
+ * one (see xdp_flow_range_conflict()).
+ */
+static u64 xdp_flow_order(u16 prio, u32 rank, enum xdp_flow_entry_kind kind)
+{
+	return ((u64)prio << 32) | ((u64)rank << 1) |
+	       (kind == XDP_FLOW_ENTRY_OFFLOAD);
+}
+
 /* Keeps the rule in software: the XDP program hands what may match it to
- * the stack, where TC runs it.
+ * the stack, where TC runs it. Without its port ranges its match is a
+ * superset, and takes a single flow entry.
  */
 static void xdp_flow_entry_to_software(struct xdp_flow_entry *entry)
 {
 	entry->kind = XDP_FLOW_ENTRY_SOFTWARE;
+	entry->rule.order = xdp_flow_order(entry->mask->prio, entry->mask->rank,
+					   entry->kind);
+	memset(&entry->rule.l4_src_range, 0, sizeof(entry->rule.l4_src_range));
+	memset(&entry->rule.l4_dst_range, 0, sizeof(entry->rule.l4_dst_range));
 	entry->rule.flags = XDP_FLOW_RULE_F_SOFTWARE;
 	entry->rule.nr_actions = 1;
 	memset(entry->rule.actions, 0, sizeof(entry->rule.actions));
 	entry->rule.actions[0].id = XDP_FLOW_ACTION_PASS;
+}
+
+static bool xdp_flow_ranges_meet(const struct xdp_flow_port_range *a,
+				  const struct xdp_flow_port_range *b)
+{
+	/* No range: every port (the key may still pin one). */
+	return (!a->max || !b->max) || (a->min <= b->max && b->min <= a->max);
+}
+
+/*
+ * Whether an offloaded rule of @entry's flower mask may match a packet
+ * @entry matches: their keys agree wherever both masks have bits, and
+ * their port ranges meet.
+ */
+static bool xdp_flow_range_conflict(const struct xdp_flow_entry *entry)
+{
+	const struct xdp_flow_entry *o;
+	size_t i;
+
+	if (!entry->l4_src_range.max && !entry->l4_dst_range.max)
+		return false;
+	list_for_each_entry(o, &entry->binding->entries, list) {
+		const u8 *ka = (const u8 *)&entry->rule.key;
+		const u8 *ma = (const u8 *)&entry->rule.mask;
+		const u8 *kb = (const u8 *)&o->rule.key;
+		const u8 *mb = (const u8 *)&o->rule.mask;
+
+		if (o == entry || o->mask != entry->mask ||
+		    o->kind != XDP_FLOW_ENTRY_OFFLOAD)
+			continue;
+		for (i = 0; i < sizeof(entry->rule.key); i++)
+			if ((ka[i] ^ kb[i]) & ma[i] & mb[i])
+				break;
+		if (i == sizeof(entry->rule.key) &&
+		    xdp_flow_ranges_meet(&entry->l4_src_range,
+					 &o->l4_src_range) &&
+		    xdp_flow_ranges_meet(&entry->l4_dst_range,
+					 &o->l4_dst_range))
+			return true;
+	}
+	return false;
 }
 
 static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
@@ -245,7 +305,6 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	entry->binding = b;
 	entry->cookie = f->cookie;
 	entry->rule.id = id;
-	entry->rule.order = ((u64)f->common.prio << 32) | entry->mask->rank;
 	list_add_tail(&entry->list, &b->entries);
 
 	target.dev = b->dev;
@@ -253,7 +312,17 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	target.vlan_hidden = xdev && xdp_flow_dev_hides_vlan(b->dev,
 							     xdev->xdp_mode);
 	err = xdp_flow_translate(f, &target, &entry->rule, report);
-	entry->kind = err ? XDP_FLOW_ENTRY_SOFTWARE : XDP_FLOW_ENTRY_OFFLOAD;
+	entry->l4_src_range = entry->rule.l4_src_range;
+	entry->l4_dst_range = entry->rule.l4_dst_range;
+	if (!err && xdp_flow_range_conflict(entry)) {
+		NL_SET_ERR_MSG_MOD(report, "port range overlaps an offloaded rule of this prio and mask; flower picks between them by insertion order");
+		err = -EOPNOTSUPP;
+	}
+	entry->kind = XDP_FLOW_ENTRY_OFFLOAD;
+	entry->rule.order = xdp_flow_order(f->common.prio, entry->mask->rank,
+					   entry->kind);
+	if (err)
+		xdp_flow_entry_to_software(entry);
 
 	if (!xdev) {
 		/* Not enabled: nothing is offloaded, but the rule is kept, so

@@ -27,6 +27,7 @@
 		       BIT_ULL(FLOW_DISSECTOR_KEY_IPV4_ADDRS) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_IPV6_ADDRS) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_PORTS) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_PORTS_RANGE) |	\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_IP) |			\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_TCP) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_ICMP) |		\
@@ -34,7 +35,6 @@
 		       BIT_ULL(FLOW_DISSECTOR_KEY_META))
 
 static const char * const xdp_flow_key_msgs[FLOW_DISSECTOR_KEY_MAX] = {
-	[FLOW_DISSECTOR_KEY_PORTS_RANGE] = "xdp_flow: cannot offload port ranges",
 	[FLOW_DISSECTOR_KEY_CVLAN] = "xdp_flow: cannot offload inner VLAN (cvlan) matches",
 	[FLOW_DISSECTOR_KEY_MPLS] = "xdp_flow: cannot offload MPLS matches",
 	[FLOW_DISSECTOR_KEY_CT] = "xdp_flow: cannot offload conntrack (ct_*) matches",
@@ -329,6 +329,53 @@ static const char *xdp_flow_match_ports(struct flow_rule *fr,
 	k->l4_dst = match.key->dst;
 	m->l4_dst = match.mask->dst;
 	return NULL;
+}
+
+/* One field of a flower port range: @r stays zero without a range. */
+static const char *xdp_flow_port_range(__be16 min, __be16 max, __be16 min_m,
+				       __be16 max_m, __be16 port_m,
+				       struct xdp_flow_port_range *r)
+{
+	if (!min_m && !max_m)
+		return NULL;
+	if (min_m != htons(0xffff) || max_m != htons(0xffff) ||
+	    ntohs(min) > ntohs(max) || !max)
+		return "xdp_flow: cannot offload a port range without both bounds";
+	if (port_m)
+		return "xdp_flow: cannot offload a port and a port range on one field";
+	r->min = ntohs(min);
+	r->max = ntohs(max);
+	return NULL;
+}
+
+/* Port ranges go to the helper as ranges; it matches each as the masked
+ * ports that cover it.
+ */
+static const char *xdp_flow_match_ports_range(struct flow_rule *fr,
+					      struct xdp_flow_rule *rule)
+{
+	const struct xdp_flow_key *k = &rule->key, *m = &rule->mask;
+	struct flow_match_ports_range match;
+	const char *why;
+
+	flow_rule_match_ports_range(fr, &match);
+	if (!match.mask->tp_min.src && !match.mask->tp_max.src &&
+	    !match.mask->tp_min.dst && !match.mask->tp_max.dst)
+		return NULL;
+	if (m->ip_proto != 0xff ||
+	    (k->ip_proto != IPPROTO_TCP && k->ip_proto != IPPROTO_UDP &&
+	     k->ip_proto != IPPROTO_SCTP))
+		return "xdp_flow: ports are offloaded only with ip_proto tcp, udp or sctp";
+	why = xdp_flow_port_range(match.key->tp_min.src, match.key->tp_max.src,
+				  match.mask->tp_min.src,
+				  match.mask->tp_max.src, m->l4_src,
+				  &rule->l4_src_range);
+	if (why)
+		return why;
+	return xdp_flow_port_range(match.key->tp_min.dst, match.key->tp_max.dst,
+				   match.mask->tp_min.dst,
+				   match.mask->tp_max.dst, m->l4_dst,
+				   &rule->l4_dst_range);
 }
 
 static const char *xdp_flow_match_meta(struct flow_rule *fr, int ifindex)
@@ -710,7 +757,8 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
  * Return: 0 when @rule does exactly what TC would do with the packets;
  * -EOPNOTSUPP when it cannot, with the reason in @extack and @rule turned
  * into a software rule (flag XDP_FLOW_RULE_F_SOFTWARE, a superset match,
- * action pass).
+ * action pass). The port ranges are filled in in both cases; a software
+ * rule is a superset also without them.
  */
 int xdp_flow_translate(struct flow_cls_offload *f,
 		       const struct xdp_flow_target *t,
@@ -730,8 +778,17 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 	rule->cookie = f->cookie;
 	rule->chain = f->common.chain_index;
 
+	memset(&rule->l4_src_range, 0, sizeof(rule->l4_src_range));
+	memset(&rule->l4_dst_range, 0, sizeof(rule->l4_dst_range));
+
 	why = xdp_flow_match(fr, f->common.protocol, f->common.chain_index, t,
 			     &rule->key, &rule->mask);
+	if (fr->match.dissector->used_keys &
+	    BIT_ULL(FLOW_DISSECTOR_KEY_PORTS_RANGE)) {
+		const char *msg = xdp_flow_match_ports_range(fr, rule);
+
+		why = why ?: msg;
+	}
 	if (!why)
 		why = xdp_flow_actions(fr, rule, extack);
 

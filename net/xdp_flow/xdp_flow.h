@@ -75,6 +75,9 @@ enum xdp_flow_entry_kind {
  * @kind: enum xdp_flow_entry_kind
  * @installed: the helper has it in the XDP tables
  * @rule: the rule as the helper receives it; @rule.id is ours
+ * @l4_src_range: the rule's source port range, also when @rule, being a
+ *	software rule, leaves it out
+ * @l4_dst_range: likewise, destination ports
  * @hw: totals the helper reported last (packets, bytes, last use)
  * @base: totals carried over from before the helper's counters restarted
  * @reported: what TC has already been told
@@ -87,6 +90,8 @@ struct xdp_flow_entry {
 	enum xdp_flow_entry_kind kind;
 	bool installed;
 	struct xdp_flow_rule rule;
+	struct xdp_flow_port_range l4_src_range;
+	struct xdp_flow_port_range l4_dst_range;
 	struct xdp_flow_stats hw;
 	struct xdp_flow_stats base;
 	struct xdp_flow_stats reported;

@@ -223,7 +223,7 @@ static int add(const char *fmt, ...)
 	err = driver_parse_rule(args, &r, msg, sizeof(msg));
 	if (!err)
 		err = table_rule_add(tbl, &r, msg, sizeof(msg));
-	if (err == -EINVAL || err == -ENOSPC)
+	if (err == -EINVAL || err == -ENOSPC || err == -E2BIG)
 		return err;	/* the cases that expect it check it */
 	if (err)
 		fail("add %s: %s", fmt, msg);
@@ -416,6 +416,113 @@ static void test_ports(void)
 	expect("short ICMP header", &f, XDP_PASS, 2, 0, 0);
 	log_test("TCP flags and ICMP type; a short ICMP header passes");
 	del_all();
+}
+
+/* Every destination port through @what: dropped by rule @id iff in
+ * [@lo, @hi] and not @hole, passed otherwise.
+ */
+static void sweep_ports(const char *what, __u32 id, unsigned int lo,
+			unsigned int hi, int hole)
+{
+	struct xdp_flow_stats before = stats(id), after;
+	unsigned int p, bad = 0, want = 0;
+	struct frame f;
+	int got, exp;
+
+	for (p = 0; p <= 0xffff; p++) {
+		f = udp4("10.9.9.9", "10.0.0.1", 7, p);
+		exp = p >= lo && p <= hi && (int)p != hole ? XDP_DROP : XDP_PASS;
+		want += exp == XDP_DROP;
+		got = run_frame(&f, 1, NULL);
+		if (got != exp && !bad++)
+			fail("%s: port %u: verdict %s, expected %s", what, p,
+			     verdict_name(got), verdict_name(exp));
+	}
+	after = stats(id);
+	if (after.packets - before.packets != want)
+		fail("%s: rule %u counted %llu packets, expected %u", what, id,
+		     (unsigned long long)(after.packets - before.packets), want);
+}
+
+static void test_port_ranges(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 7, 1500);
+	char msg[UMH_MSG_LEN];
+	unsigned int masks;
+	int err;
+
+	add("id=1 prio=2 dev=%d ip_proto=udp dst_range=1000-2000 action=drop",
+	    IFINDEX);
+	masks = table_mask_count(tbl);
+	printf("# dst_range 1000-2000 takes %u masks\n", masks);
+	sweep_ports("range 1000-2000", 1, 1000, 2000, -1);
+	log_test("port range 1000-2000: every port of 0..65535 right, counted once");
+
+	/* A higher prio rule inside the range wins; a lower one outside. */
+	add("id=2 prio=1 dev=%d ip_proto=udp dst_port=1500 action=pass", IFINDEX);
+	sweep_ports("range under a prio 1 port", 1, 1000, 2000, 1500);
+	add("id=3 prio=3 dev=%d ip_proto=udp dst_range=900-1100 action=drop",
+	    IFINDEX);
+	f = udp4("10.9.9.9", "10.0.0.1", 7, 950);
+	expect("prio 3 range below", &f, XDP_DROP, 3, 1, tcb(&f));
+	f = udp4("10.9.9.9", "10.0.0.1", 7, 1050);
+	expect("prio 2 range over prio 3", &f, XDP_DROP, 1, 1, tcb(&f));
+	f = udp4("10.9.9.9", "10.0.0.1", 7, 899);
+	expect("below both", &f, XDP_PASS, 3, 0, 0);
+	del(3);
+	log_test("port ranges keep TC's prio order with ports and other ranges");
+
+	/* Restart: the ranges are expanded again from the definitions. */
+	table_free(tbl);
+	tbl = table_new(skel);
+	if (!tbl || table_recover(tbl)) {
+		fail("recover failed");
+		exit(1);
+	}
+	if (table_mask_count(tbl) < masks || table_rule_count(tbl) != 2)
+		fail("recovered %u masks %u rules", table_mask_count(tbl),
+		     table_rule_count(tbl));
+	sweep_ports("range after restart", 1, 1000, 2000, 1500);
+	log_test("port ranges survive a helper restart");
+
+	/* Replace with a narrower range, then both ports as ranges. */
+	del(2);
+	add("id=1 prio=2 dev=%d ip_proto=udp dst_range=1024-1535 action=drop",
+	    IFINDEX);
+	if (table_mask_count(tbl) != 1)
+		fail("an aligned range took %u masks", table_mask_count(tbl));
+	sweep_ports("replaced by 1024-1535", 1, 1024, 1535, -1);
+	add("id=1 prio=2 dev=%d ip_proto=udp src_range=5-9 dst_range=10-13 action=drop",
+	    IFINDEX);
+	f = udp4("10.9.9.9", "10.0.0.1", 7, 12);
+	expect("both ranges", &f, XDP_DROP, 1, 1, tcb(&f));
+	f = udp4("10.9.9.9", "10.0.0.1", 10, 12);
+	expect("source out of range", &f, XDP_PASS, 1, 0, 0);
+	log_test("a range rule replaced; ranges on both ports");
+
+	/* Too many entries, and malformed ranges: refused, nothing lost. */
+	err = add("id=4 prio=2 dev=%d ip_proto=udp src_range=1-65534 dst_range=1-65534 action=drop",
+		  IFINDEX);
+	if (err != -E2BIG)
+		fail("900 entries gave %d, expected -E2BIG", err);
+	err = add("id=5 prio=2 dev=%d ip_proto=udp dst_range=20-10 action=drop",
+		  IFINDEX);
+	if (err != -EINVAL)
+		fail("range 20-10 gave %d, expected -EINVAL", err);
+	err = add("id=6 prio=2 dev=%d ip_proto=udp dst_port=3 dst_range=1-10 action=drop",
+		  IFINDEX);
+	if (err != -EINVAL)
+		fail("port and range gave %d, expected -EINVAL", err);
+	if (table_rule_count(tbl) != 1 ||
+	    table_stats(tbl, 4, &(struct xdp_flow_stats){}, msg, sizeof(msg)) != -ENOENT)
+		fail("a refused range rule left something behind");
+	expect("old rule intact", &f, XDP_PASS, 1, 0, 0);
+	f = udp4("10.9.9.9", "10.0.0.1", 9, 13);
+	expect("old rule still drops", &f, XDP_DROP, 1, 1, tcb(&f));
+	log_test("ranges beyond 64 entries or malformed are refused, nothing lost");
+	del_all();
+	if (table_mask_count(tbl))
+		fail("%u masks left", table_mask_count(tbl));
 }
 
 static void test_eth_vlan_arp(void)
@@ -832,6 +939,7 @@ int main(int argc, char **argv)
 	test_ipv4();
 	test_ipv6();
 	test_ports();
+	test_port_ranges();
 	test_eth_vlan_arp();
 	test_prio(false);
 	test_prio(true);

@@ -794,8 +794,24 @@ static void key_vlan(const char *id_name, const char *prio_name, __be16 v, __be1
 		key_num(prio_name, tci >> 13, mask >> 13, 0x7);
 }
 
-static void print_key(const struct xdp_flow_key *k, const struct xdp_flow_key *m)
+/* A port range as tc prints it: "dst_port 1000-2000". */
+static void key_range(const char *name, const struct xdp_flow_port_range *r)
 {
+	char buf[64];
+
+	if (json) {
+		snprintf(buf, sizeof(buf), "%s_min", name);
+		jw_u64(buf, r->min);
+		snprintf(buf, sizeof(buf), "%s_max", name);
+		jw_u64(buf, r->max);
+		return;
+	}
+	printf("  %s %u-%u\n", name, r->min, r->max);
+}
+
+static void print_key(const struct xdp_flow_rule *r)
+{
+	const struct xdp_flow_key *k = &r->key, *m = &r->mask;
 	uint16_t proto = m->n_proto ? ntohs(k->n_proto & m->n_proto) : 0;
 	bool arp = proto == 0x0806 || proto == 0x8035;
 	bool v6 = proto == 0x86dd;
@@ -896,8 +912,12 @@ static void print_key(const struct xdp_flow_key *k, const struct xdp_flow_key *m
 	} else {
 		if (m->l4_src)
 			key_num("src_port", ntohs(k->l4_src), ntohs(m->l4_src), 0xffff);
+		else if (r->l4_src_range.max)
+			key_range("src_port", &r->l4_src_range);
 		if (m->l4_dst)
 			key_num("dst_port", ntohs(k->l4_dst), ntohs(m->l4_dst), 0xffff);
+		else if (r->l4_dst_range.max)
+			key_range("dst_port", &r->l4_dst_range);
 	}
 
 	if (json)
@@ -1157,7 +1177,7 @@ static int rule_handler(struct nlattr **tb, void *arg)
 		jw_u64("prio", r.order >> 32);
 		jw_string("cookie", cookie);
 		jw_bool("software", software);
-		print_key(&r.key, &r.mask);
+		print_key(&r);
 		print_actions(&r);
 		print_stats(stats);
 		jw_obj_close();
@@ -1166,7 +1186,7 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	printf("dev %s chain %u prio %" PRIu64 " cookie 0x%" PRIx64 " id %u %s\n",
 	       name, r.chain, (uint64_t)(r.order >> 32), (uint64_t)r.cookie, r.id,
 	       software ? "software" : "in_xdp");
-	print_key(&r.key, &r.mask);
+	print_key(&r);
 	print_actions(&r);
 	print_stats(stats);
 	return 0;

@@ -62,12 +62,16 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	3
+#define XDP_FLOW_ABI_VERSION	4
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 #define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
 #define XDP_FLOW_MAX_MASKS	128	/* distinct masks in the XDP tables */
 #define XDP_FLOW_MAX_ACTIONS	8
+/* Flow entries one rule may take: a port range is matched as the prefixes
+ * that cover it, one masked entry each (a range on both ports: the product).
+ */
+#define XDP_FLOW_MAX_RULE_ENTRIES	64
 
 /* Where the helper pins what must outlive it (bpffs). */
 #define XDP_FLOW_PIN_DIR	"/sys/fs/bpf/xdp_flow"
@@ -207,6 +211,16 @@ struct xdp_flow_action {
 	};
 };
 
+/**
+ * struct xdp_flow_port_range - an inclusive range of TCP, UDP or SCTP ports
+ * @min: lowest port, host order
+ * @max: highest port, host order; 0 when the rule has no range here
+ */
+struct xdp_flow_port_range {
+	__u16	min;
+	__u16	max;
+};
+
 /* xdp_flow_rule.flags */
 #define XDP_FLOW_RULE_F_SOFTWARE	0x1	/* a rule TC keeps in software:
 						 * the key is a superset of its
@@ -227,6 +241,9 @@ struct xdp_flow_action {
  * @nr_actions: number of valid entries in @actions
  * @key: the values to match, already masked with @mask
  * @mask: set bits are matched
+ * @l4_src_range: source ports matched as a range (@mask.l4_src is then 0)
+ * @l4_dst_range: destination ports matched as a range (@mask.l4_dst is
+ *	then 0)
  * @actions: the actions, applied in order
  */
 struct xdp_flow_rule {
@@ -238,6 +255,8 @@ struct xdp_flow_rule {
 	__u32	nr_actions;
 	struct xdp_flow_key key;
 	struct xdp_flow_key mask;
+	struct xdp_flow_port_range l4_src_range;
+	struct xdp_flow_port_range l4_dst_range;
 	struct xdp_flow_action actions[XDP_FLOW_MAX_ACTIONS];
 };
 

@@ -86,6 +86,8 @@ static void rules(void)
 	r.mask.ip_proto = 0xff;
 	r.key.l4_dst = htons(53);
 	r.mask.l4_dst = 0xffff;
+	r.l4_src_range.min = 1024;
+	r.l4_src_range.max = 2047;
 	r.key.ip_tos = 0x10;
 	r.mask.ip_tos = 0xfc;
 	r.key.ip_frag = XDP_FLOW_FRAG_IS;
