@@ -117,16 +117,13 @@ static u64 xdp_flow_order(u16 prio, u32 rank, enum xdp_flow_entry_kind kind)
 }
 
 /* Keeps the rule in software: the XDP program hands what may match it to
- * the stack, where TC runs it. Without its port ranges its match is a
- * superset, and takes a single flow entry.
+ * the stack, where TC runs it.
  */
 static void xdp_flow_entry_to_software(struct xdp_flow_entry *entry)
 {
 	entry->kind = XDP_FLOW_ENTRY_SOFTWARE;
 	entry->rule.order = xdp_flow_order(entry->mask->prio, entry->mask->rank,
 					   entry->kind);
-	memset(&entry->rule.l4_src_range, 0, sizeof(entry->rule.l4_src_range));
-	memset(&entry->rule.l4_dst_range, 0, sizeof(entry->rule.l4_dst_range));
 	entry->rule.flags = XDP_FLOW_RULE_F_SOFTWARE;
 	entry->rule.nr_actions = 1;
 	memset(entry->rule.actions, 0, sizeof(entry->rule.actions));
@@ -134,7 +131,7 @@ static void xdp_flow_entry_to_software(struct xdp_flow_entry *entry)
 }
 
 static bool xdp_flow_ranges_meet(const struct xdp_flow_port_range *a,
-				  const struct xdp_flow_port_range *b)
+				 const struct xdp_flow_port_range *b)
 {
 	/* No range: every port (the key may still pin one). */
 	return (!a->max || !b->max) || (a->min <= b->max && b->min <= a->max);
@@ -181,6 +178,18 @@ static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 
 	err = xdp_flow_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, &entry->rule, NULL,
 			    extack);
+	if (err && entry->kind == XDP_FLOW_ENTRY_SOFTWARE &&
+	    (entry->rule.l4_src_range.max || entry->rule.l4_dst_range.max)) {
+		/* Too many flow entries for its ranges, say: without them the
+		 * match is a superset in a single entry.
+		 */
+		memset(&entry->rule.l4_src_range, 0,
+		       sizeof(entry->rule.l4_src_range));
+		memset(&entry->rule.l4_dst_range, 0,
+		       sizeof(entry->rule.l4_dst_range));
+		err = xdp_flow_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, &entry->rule,
+				    NULL, extack);
+	}
 	if (!err)
 		entry->installed = true;
 	return err;
@@ -315,7 +324,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	entry->l4_src_range = entry->rule.l4_src_range;
 	entry->l4_dst_range = entry->rule.l4_dst_range;
 	if (!err && xdp_flow_range_conflict(entry)) {
-		NL_SET_ERR_MSG_MOD(report, "port range overlaps an offloaded rule of this prio and mask; flower picks between them by insertion order");
+		NL_SET_ERR_MSG_MOD(report, "port ranges overlap a rule of this prio and mask");
 		err = -EOPNOTSUPP;
 	}
 	entry->kind = XDP_FLOW_ENTRY_OFFLOAD;

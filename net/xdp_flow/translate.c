@@ -757,7 +757,7 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
  * Return: 0 when @rule does exactly what TC would do with the packets;
  * -EOPNOTSUPP when it cannot, with the reason in @extack and @rule turned
  * into a software rule (flag XDP_FLOW_RULE_F_SOFTWARE, a superset match,
- * action pass). The port ranges are filled in in both cases; a software
+ * action pass). The port ranges are set in both cases; a software
  * rule is a superset also without them.
  */
 int xdp_flow_translate(struct flow_cls_offload *f,

@@ -344,6 +344,25 @@ def rnd_prefix(rnd, addr, v6):
     return str(net)
 
 
+def gen_port(rnd, vocab):
+    """A port, or with "range" in the vocabulary sometimes MIN-MAX around
+    one of PORTS (aligned and not, narrow and wide)."""
+    p = rnd.choice(PORTS)
+    if "range" not in vocab or rnd.random() < 0.5:
+        return str(p)
+    lo = max(0, p - rnd.choice([0, 1, 7, 100, 512]))
+    hi = min(65535, p + rnd.choice([1, 3, 60, 1000, 30000]))
+    return "%d-%d" % (lo, hi)
+
+
+def aim_port(rnd, v):
+    """A port that meets the match `v` (a port or MIN-MAX): often an edge."""
+    if "-" not in v:
+        return int(v)
+    lo, hi = (int(x) for x in v.split("-"))
+    return rnd.choice([lo, hi, rnd.randint(lo, hi)])
+
+
 def gen_matches(rnd, proto, vocab):
     """Matches for one rule of tc protocol `proto`; the frame template that
     meets them is made from the same choices (see aim())."""
@@ -365,8 +384,13 @@ def gen_matches(rnd, proto, vocab):
             ip_proto = rnd.choice([6, 17, 132, 58 if v6 else 1])
             ms.append(("ip_proto", PROTO_NAMES[ip_proto]))
             if ip_proto in (6, 17, 132) and rnd.random() < 0.6:
-                w = rnd.choice(["dst_port", "src_port"])
-                ms.append((w, str(rnd.choice(PORTS))))
+                if "range" in vocab:
+                    ws = rnd.choice([["dst_port"], ["src_port"],
+                                     ["src_port", "dst_port"]])
+                else:
+                    ws = [rnd.choice(["dst_port", "src_port"])]
+                for w in ws:
+                    ms.append((w, gen_port(rnd, vocab)))
             if "tcp_flags" in vocab and ip_proto == 6 and rnd.random() < 0.3:
                 ms.append(("tcp_flags", rnd.choice(["0x02/0x02", "0x10/0x12",
                                                     "0x18", "0x4/0x7"])))
@@ -487,6 +511,25 @@ def gen_rule(rnd, prio_proto, vocab):
                 chain=chain)
 
 
+def gen_sibling(rnd, r, vocab):
+    """A rule of r's prio, chain and flower mask whose port ranges overlap
+    r's (flower then picks the one added first), with its own actions; None
+    when r has no range."""
+    ms = []
+    for w, v in r.matches:
+        if w.endswith("_port") and "-" in v:
+            lo, hi = (int(x) for x in v.split("-"))
+            d = rnd.randint(-(hi - lo), hi - lo)
+            lo, hi = max(0, lo + d), min(65535, hi + d)
+            if lo >= hi:
+                lo, hi = (lo - 1, hi) if lo else (lo, hi + 1)
+            v = "%d-%d" % (lo, hi)
+        ms.append((w, v))
+    if ms == r.matches or not any("-" in v for _, v in ms):
+        return None
+    return Rule(r.prio, r.proto, ms, gen_actions(rnd, vocab), chain=r.chain)
+
+
 # --------------------------------------------------------- frames for rules
 
 def aim(rnd, rule):
@@ -537,9 +580,9 @@ def aim(rnd, rule):
             f.proto = {"tcp": 6, "udp": 17, "sctp": 132, "icmp": 1,
                        "icmpv6": 58}.get(v, None) or int(v)
         elif w == "dst_port":
-            f.dport = int(v)
+            f.dport = aim_port(rnd, v)
         elif w == "src_port":
-            f.sport = int(v)
+            f.sport = aim_port(rnd, v)
         elif w == "tcp_flags":
             f.tcp_flags = int(v0, 16)
         elif w == "type":
@@ -588,6 +631,7 @@ def perturb(rnd, f):
             a = ipaddress.IPv6Address(f.dip)
             f.dip = str(ipaddress.IPv6Address(int(a) ^ (1 << rnd.randrange(128))))
     elif r < 0.32:
+        # Bit 0 or 1 moves a port just across a range's edge.
         f.dport ^= 1 << rnd.randrange(16)
     elif r < 0.40:
         f.frag = rnd.choice([0x2000, 0x0010, 0x2010, 0x4000])
@@ -751,9 +795,13 @@ class Case:
         handles = {}
         for _ in range(rnd.randint(1, 7)):
             r = gen_rule(rnd, prio_proto, vocab)
-            handles[r.prio] = handles.get(r.prio, 0) + 1
-            r.handle = handles[r.prio]
-            self.rules.append(r)
+            rs = [r]
+            if "range" in vocab and rnd.random() < 0.4:
+                rs += [x for x in [gen_sibling(rnd, r, vocab)] if x]
+            for r in rs:
+                handles[r.prio] = handles.get(r.prio, 0) + 1
+                r.handle = handles[r.prio]
+                self.rules.append(r)
         # round 2: some rules go, some come
         self.dels = [r for r in self.rules if rnd.random() < 0.3]
         self.adds = []
@@ -928,7 +976,7 @@ def main():
     ap.add_argument("--enable", default="")
     ap.add_argument("--vocab",
                     default="tcp_flags,icmp,ip_tos,ip_ttl,ip_flags,arp,"
-                    "rewrite,goto",
+                    "rewrite,goto,range",
                     help="comma list of extra match kinds to generate")
     ap.add_argument("--quiet-ms", type=int, default=100)
     ap.add_argument("--show", type=int, default=5,

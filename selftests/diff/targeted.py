@@ -75,6 +75,15 @@ CASES = [
      setf(proto=6), setf(proto=6, sport=1002)),
     ("SCTP dst_port", "ip", "ip", "ip_proto sctp dst_port 2000",
      setf(proto=132), setf(proto=132, dport=3000)),
+    ("UDP dst_port range, top edge", "ip", "ip", "ip_proto udp dst_port 1000-2000",
+     setf(dport=2000), setf(dport=2001)),
+    ("UDP dst_port range, bottom edge", "ip", "ip", "ip_proto udp dst_port 1000-2000",
+     setf(dport=1000), setf(dport=999)),
+    ("TCP src_port range", "ip", "ip", "ip_proto tcp src_port 1024-1535",
+     setf(proto=6, sport=1535), setf(proto=6, sport=1536)),
+    ("IPv6 UDP ranges on both ports", "ip6", "ipv6",
+     "ip_proto udp src_port 1024-2047 dst_port 2000-2100",
+     setf(sport=2047, dport=2050), setf(sport=2048, dport=2050)),
     ("ip_tos with a mask", "ip", "ip", "ip_tos 0x20/0xf0",
      setf(tos=0x2c), setf(tos=0x30)),
     ("ip_ttl", "ip", "ip", "ip_ttl 7",
@@ -197,6 +206,9 @@ ACTION_CASES = [
      "csum sctp pipe action " + RD, setf(proto=132), None),
     ("refused: vlan modify without a priority", "ip", "all", "",
      "vlan modify id 9 pipe action " + RD, tagged((0x8100, 10)), None),
+    ("refused: port ranges needing 900 masked entries", "ip", "ip",
+     "ip_proto udp src_port 1-65534 dst_port 1-65534", RD,
+     setf(sport=5, dport=7), None),
 ]
 
 
@@ -291,6 +303,21 @@ def hw_counted(dev):
     return None
 
 
+def shown_ranges(dev, matches):
+    """`xdp-flow show` prints the port ranges of `matches` as tc does."""
+    w = matches.split()
+    want = ["%s %s" % (k, v) for k, v in zip(w, w[1:])
+            if k.endswith("_port") and "-" in v]
+    if not want:
+        return None
+    p = subprocess.run([XDP_FLOW, "show", "dev", dev], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    lines = [ln.strip() for ln in p.stdout.splitlines()]
+    missing = [x for x in want if x not in lines]
+    return "xdp-flow show lacks %s: %r" % (missing, p.stdout) if missing \
+        else None
+
+
 def match_case(rig, name, kind, proto, matches, hit, miss):
     dev = rig.ln.dev["A"]
     rig.reset()
@@ -304,6 +331,7 @@ def match_case(rig, name, kind, proto, matches, hit, miss):
         for (fid, b), want in zip(frames, ("o1", "stack")):
             why = why or check_out(seen, fid, "A", want, b, b)
     why = why or hw_counted(dev)
+    why = why or shown_ranges(dev, matches)
     rig.report("%s: %s" % (name, matches), why,
                "'%s' redirects the matching frame in XDP, the other goes "
                "up the stack" % matches)
@@ -421,6 +449,61 @@ def goto_case(rig):
                "counted; a miss in chain 1 goes to TC")
 
 
+def filters(dev):
+    """{handle: (in_hw, packets, hw_packets)} of the rules on dev."""
+    p = tc("-s", "-j", "filter", "show", "dev", dev, "ingress")
+    res = {}
+    for f in json.loads(p.stdout or "[]"):
+        opt = f.get("options")
+        if opt:
+            st = opt["actions"][-1].get("stats", {})
+            h = opt.get("handle", 0)
+            res[int(h, 0) if isinstance(h, str) else h] = (
+                                      opt.get("in_hw", False),
+                                      st.get("packets"),
+                                      st.get("hw_packets", 0))
+    return res
+
+
+def range_overlap_case(rig):
+    """Two rules of one prio and one flower mask whose port ranges
+    overlap: flower picks the one added first, which XDP cannot know. The
+    second stays in software; a frame in both ranges goes to TC, which
+    redirects it by the first; a frame only in the first's range is
+    redirected in XDP."""
+    dev = rig.ln.dev["A"]
+    rig.reset()
+    why = None
+    for handle, rng, act in ((1, "1000-2000", RD), (2, "1500-2500", "drop")):
+        cmd = ("filter add dev %s ingress pref 1 handle %d protocol ip flower "
+               "ip_proto udp dst_port %s action %s" %
+               (dev, handle, rng, act.format(o=rig.ln.out["A"][0]))).split()
+        p = tc(*cmd)
+        if p.returncode:
+            why = why or "tc %s: %s" % (" ".join(cmd), p.stderr.strip())
+    st = filters(dev) if not why else {}
+    if not why and (not st.get(1, (0,))[0] or st.get(2, (1,))[0]):
+        why = "in_hw should be 1: yes, 2: no; (in_hw, packets, hw) %s" % (st,)
+    only1 = rig.frame("ip", setf(dport=1200))
+    both = rig.frame("ip", setf(dport=1700))
+    only2 = rig.frame("ip", setf(dport=2200))
+    if not why:
+        seen = rig.send("A", [only1, both, only2])
+        why = (check_out(seen, only1[0], "A", "o1", only1[1], only1[1]) or
+               check_out(seen, both[0], "A", "o1", both[1], both[1]))
+        if not why and seen.get((only2[0], "A")):
+            why = "the frame to 2200 went to %s, not dropped" % \
+                dt.fmt_seen(seen[(only2[0], "A")])
+    if not why:
+        st = filters(dev)
+        if st.get(1) != (True, 2, 1) or (st.get(2) or (0, 0))[1] != 1:
+            why = "counters (in_hw, packets, hw_packets) %s, not 1: (True, " \
+                  "2, 1), 2: 1 packet" % (st,)
+    rig.report("overlapping port ranges in one prio", why,
+               "the later rule stays in software, the overlap goes to TC "
+               "and takes the first rule")
+
+
 def main():
     rig = Rig()
     for name, kind, proto, matches, hit, miss in CASES:
@@ -428,6 +511,7 @@ def main():
     for case in ACTION_CASES:
         action_case(rig, *case)
     goto_case(rig)
+    range_overlap_case(rig)
     rig.reset()
     return 1 if rig.failed else 0
 
