@@ -12,6 +12,7 @@
  */
 #include <linux/idr.h>
 #include <linux/jiffies.h>
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <net/flow_offload.h>
@@ -512,6 +513,75 @@ static int xdp_flow_indr_cb(struct net_device *dev, struct Qdisc *sch,
 
 /* --- devices --- */
 
+/*
+ * A veth receives the skbs its peer transmits. With VLAN insertion
+ * offloaded, their tag sits in skb metadata, where XDP cannot see it, and
+ * TC would then match the frame differently from XDP. So while offload is
+ * enabled on a veth its peer inserts tags into the frame itself: the stack
+ * pops them into metadata again on receive, so TC sees what it saw before.
+ * (veth likewise takes GSO away from the peer of a device running XDP.)
+ */
+
+/* Caller holds rtnl. Returns the XDP_FLOW_VLAN_TX bits it turned off. */
+static netdev_features_t xdp_flow_peer_vlan_tx_off(struct net_device *dev)
+{
+	struct net_device *peer = xdp_flow_veth_peer(dev);
+	netdev_features_t bits;
+
+	if (!peer)
+		return 0;
+	bits = peer->wanted_features & XDP_FLOW_VLAN_TX;
+	if (bits) {
+		peer->wanted_features &= ~bits;
+		netdev_update_features(peer);
+	}
+	return bits;
+}
+
+/* Caller holds rtnl. */
+static void xdp_flow_peer_vlan_tx_restore(struct net_device *dev,
+					  netdev_features_t bits)
+{
+	struct net_device *peer;
+
+	if (!bits)
+		return;
+	peer = xdp_flow_veth_peer(dev);
+	if (!peer)
+		return;
+	peer->wanted_features |= bits;
+	netdev_update_features(peer);
+}
+
+/* Under rtnl: @peer's features changed; if it is the peer of a veth with
+ * offload enabled and VLAN insertion came back on, it goes off again.
+ */
+static void xdp_flow_peer_feat_change(struct net_device *peer)
+{
+	struct net_device *dev = xdp_flow_veth_peer(peer);
+	struct xdp_flow_dev *xdev;
+	netdev_features_t bits;
+
+	if (!dev || !net_eq(dev_net(dev), &init_net))
+		return;
+	bits = peer->wanted_features & XDP_FLOW_VLAN_TX;
+	if (!bits)
+		return;
+	mutex_lock(&xdp_flow_lock);
+	xdev = xdp_flow_dev_find(dev->ifindex);
+	if (xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_NATIVE)
+		xdev->peer_vlan_tx |= bits;
+	else
+		bits = 0;
+	mutex_unlock(&xdp_flow_lock);
+	if (!bits)
+		return;
+	netdev_info(peer, "xdp_flow: VLAN insertion offload stays off while offload is enabled on %s\n",
+		    dev->name);
+	peer->wanted_features &= ~bits;
+	netdev_update_features(peer);
+}
+
 static int xdp_flow_order_cmp(const void *a, const void *b)
 {
 	const struct xdp_flow_entry *ea = *(const struct xdp_flow_entry **)a;
@@ -659,6 +729,21 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 	if (err)
 		goto undo;
 
+	if (xdp_mode == XDP_FLOW_XDP_MODE_NATIVE) {
+		netdev_features_t bits;
+
+		rtnl_lock();
+		bits = xdp_flow_peer_vlan_tx_off(dev);
+		mutex_lock(&xdp_flow_lock);
+		xdev = xdp_flow_dev_find(dev->ifindex);
+		if (xdev)
+			xdev->peer_vlan_tx |= bits;
+		else
+			xdp_flow_peer_vlan_tx_restore(dev, bits);
+		mutex_unlock(&xdp_flow_lock);
+		rtnl_unlock();
+	}
+
 	err = xdp_flow_call(XDP_FLOW_CMD_DEV_ATTACH, dev->ifindex, 0, xdp_mode,
 			    NULL, NULL, extack);
 	if (!err) {
@@ -687,6 +772,8 @@ undo:
 int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 {
 	struct xdp_flow_dev *xdev;
+	netdev_features_t bits;
+	struct net_device *dev;
 
 	mutex_lock(&xdp_flow_lock);
 	xdev = xdp_flow_dev_find(ifindex);
@@ -696,9 +783,18 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 		return -ENOENT;
 	}
 	xdp_flow_uninstall_all(ifindex);
+	bits = xdev->peer_vlan_tx;
 	list_del(&xdev->list);
 	kfree(xdev);
 	mutex_unlock(&xdp_flow_lock);
+
+	if (bits) {
+		rtnl_lock();
+		dev = __dev_get_by_index(&init_net, ifindex);
+		if (dev)
+			xdp_flow_peer_vlan_tx_restore(dev, bits);
+		rtnl_unlock();
+	}
 
 	if (xdp_flow_helper_running())
 		xdp_flow_call(XDP_FLOW_CMD_DEV_DETACH, ifindex, 0, 0, NULL, NULL,
@@ -805,9 +901,14 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 				 unsigned long event, void *ptr)
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	netdev_features_t bits = 0;
 	struct xdp_flow_dev *xdev;
 	u32 seq;
 
+	if (event == NETDEV_FEAT_CHANGE) {
+		xdp_flow_peer_feat_change(dev);
+		return NOTIFY_DONE;
+	}
 	if (event != NETDEV_UNREGISTER)
 		return NOTIFY_DONE;
 
@@ -816,6 +917,7 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 	xdev = xdp_flow_dev_find(dev->ifindex);
 	if (xdev && net_eq(dev_net(dev), &init_net)) {
 		xdp_flow_uninstall_all(dev->ifindex);
+		bits = xdev->peer_vlan_tx;
 		list_del(&xdev->list);
 		kfree(xdev);
 		if (xdp_flow_helper_running() &&
@@ -824,6 +926,8 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 			xdp_flow_helper_cancel(seq);
 	}
 	mutex_unlock(&xdp_flow_lock);
+	/* Moving to another namespace: the peer may stay. */
+	xdp_flow_peer_vlan_tx_restore(dev, bits);
 	return NOTIFY_DONE;
 }
 
@@ -854,10 +958,17 @@ void xdp_flow_offload_exit(void)
 	flow_indr_dev_unregister(xdp_flow_indr_cb, NULL, xdp_flow_block_release);
 	unregister_netdevice_notifier(&xdp_flow_netdev_nb);
 
+	rtnl_lock();
 	mutex_lock(&xdp_flow_lock);
 	list_for_each_entry_safe(xdev, tmp, &xdp_flow_devs, list) {
+		struct net_device *dev;
+
+		dev = __dev_get_by_index(&init_net, xdev->ifindex);
+		if (dev)
+			xdp_flow_peer_vlan_tx_restore(dev, xdev->peer_vlan_tx);
 		list_del(&xdev->list);
 		kfree(xdev);
 	}
 	mutex_unlock(&xdp_flow_lock);
+	rtnl_unlock();
 }

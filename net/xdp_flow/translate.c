@@ -13,6 +13,7 @@
 #include <linux/if_vlan.h>
 #include <linux/in.h>
 #include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
 #include <net/flow_offload.h>
 #include <net/net_namespace.h>
 #include <net/pkt_cls.h>
@@ -24,6 +25,7 @@
 		       BIT_ULL(FLOW_DISSECTOR_KEY_BASIC) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_ETH_ADDRS) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_VLAN) |		\
+		       BIT_ULL(FLOW_DISSECTOR_KEY_CVLAN) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_IPV4_ADDRS) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_IPV6_ADDRS) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_PORTS) |		\
@@ -35,7 +37,6 @@
 		       BIT_ULL(FLOW_DISSECTOR_KEY_META))
 
 static const char * const xdp_flow_key_msgs[FLOW_DISSECTOR_KEY_MAX] = {
-	[FLOW_DISSECTOR_KEY_CVLAN] = "xdp_flow: cannot offload inner VLAN (cvlan) matches",
 	[FLOW_DISSECTOR_KEY_MPLS] = "xdp_flow: cannot offload MPLS matches",
 	[FLOW_DISSECTOR_KEY_CT] = "xdp_flow: cannot offload conntrack (ct_*) matches",
 	[FLOW_DISSECTOR_KEY_ENC_KEYID] = "xdp_flow: cannot offload tunnel (enc_*) matches",
@@ -234,26 +235,80 @@ static void xdp_flow_match_arp(struct flow_rule *fr, struct xdp_flow_key *k,
 	memcpy(m->arp_tha, mask->tha, ETH_ALEN);
 }
 
+/*
+ * One VLAN tag of flower's key: @tpid and @tci are the XDP key's fields of
+ * that tag, @next the field holding what follows it (the inner tag's TPID
+ * for the outer tag, the EtherType for the inner one). Flower matches
+ * vlan_ethtype against the protocol right after the tag: for the outer
+ * tag of a double-tagged frame that is the inner TPID, not the EtherType.
+ */
+static const char *xdp_flow_match_tag(const struct flow_match_vlan *match,
+				      __be16 *tpid, __be16 *tpid_m,
+				      __be16 *tci, __be16 *tci_m,
+				      __be16 *next, __be16 *next_m)
+{
+	u16 v, vm;
+
+	if (match->mask->vlan_dei)
+		return "xdp_flow: cannot offload VLAN DEI matches";
+	v = match->key->vlan_id | (match->key->vlan_priority << VLAN_PRIO_SHIFT);
+	vm = match->mask->vlan_id |
+	     (match->mask->vlan_priority << VLAN_PRIO_SHIFT);
+	*tci = htons(v);
+	*tci_m = htons(vm);
+	if (match->mask->vlan_tpid) {
+		*tpid = match->key->vlan_tpid;
+		*tpid_m = match->mask->vlan_tpid;
+	}
+	if (match->mask->vlan_eth_type) {
+		if (match->mask->vlan_eth_type != htons(0xffff))
+			return "xdp_flow: cannot offload a masked vlan_ethtype";
+		*next = match->key->vlan_eth_type;
+		*next_m = htons(0xffff);
+	}
+	return NULL;
+}
+
 static const char *xdp_flow_match_vlan(struct flow_rule *fr,
 				       struct xdp_flow_key *k,
 				       struct xdp_flow_key *m)
 {
 	struct flow_match_vlan match;
-	u16 tci, tci_mask;
+	__be16 next = 0, next_m = 0;
+	const char *why;
 
 	flow_rule_match_vlan(fr, &match);
-	if (match.mask->vlan_dei)
-		return "xdp_flow: cannot offload VLAN DEI matches";
-	tci = match.key->vlan_id | (match.key->vlan_priority << VLAN_PRIO_SHIFT);
-	tci_mask = match.mask->vlan_id |
-		   (match.mask->vlan_priority << VLAN_PRIO_SHIFT);
-	k->vlan_tci = htons(tci);
-	m->vlan_tci = htons(tci_mask);
-	if (match.mask->vlan_tpid) {
-		k->vlan_tpid = match.key->vlan_tpid;
-		m->vlan_tpid = match.mask->vlan_tpid;
+	why = xdp_flow_match_tag(&match, &k->vlan_tpid, &m->vlan_tpid,
+				 &k->vlan_tci, &m->vlan_tci, &next, &next_m);
+	if (why || !next_m)
+		return why;
+	if (xdp_flow_is_vlan_proto(next)) {
+		/* An inner tag of this TPID. */
+		k->cvlan_tpid = next;
+		m->cvlan_tpid = next_m;
+	} else {
+		/* No inner tag, then this EtherType. */
+		k->cvlan_tpid = 0;
+		m->cvlan_tpid = next_m;
+		k->n_proto = next;
+		m->n_proto = next_m;
 	}
 	return NULL;
+}
+
+static const char *xdp_flow_match_cvlan(struct flow_rule *fr,
+					struct xdp_flow_key *k,
+					struct xdp_flow_key *m)
+{
+	struct flow_match_vlan match;
+
+	flow_rule_match_cvlan(fr, &match);
+	if (match.key->vlan_eth_type && xdp_flow_is_vlan_proto(match.key->vlan_eth_type))
+		return "xdp_flow: cannot offload matches on a third VLAN tag";
+	/* After the inner tag: the EtherType, as the XDP program keys it. */
+	return xdp_flow_match_tag(&match, &k->cvlan_tpid, &m->cvlan_tpid,
+				  &k->cvlan_tci, &m->cvlan_tci, &k->n_proto,
+				  &m->n_proto);
 }
 
 /* Flower keeps IPv4 and IPv6 addresses in a union, so a rule that matches
@@ -415,24 +470,64 @@ static void xdp_flow_clear_vlan(struct xdp_flow_key *k, struct xdp_flow_key *m)
 	m->cvlan_tci = 0;
 }
 
+static bool xdp_flow_is_veth(const struct net_device *dev)
+{
+	return dev->rtnl_link_ops && !strcmp(dev->rtnl_link_ops->kind, "veth");
+}
+
+/**
+ * xdp_flow_veth_peer() - the other end of a veth
+ * @dev: the device
+ *
+ * Caller holds rtnl, which keeps the peer alive.
+ *
+ * Return: @dev's peer when @dev is a veth that has one, else NULL.
+ */
+struct net_device *xdp_flow_veth_peer(struct net_device *dev)
+{
+	struct net_device *peer;
+
+	ASSERT_RTNL();
+	if (!xdp_flow_is_veth(dev) || !dev->netdev_ops->ndo_get_peer_dev)
+		return NULL;
+	rcu_read_lock();
+	peer = dev->netdev_ops->ndo_get_peer_dev(dev);
+	rcu_read_unlock();
+	return peer;
+}
+
 /**
  * xdp_flow_dev_hides_vlan() - may XDP on a device see a tagged frame untagged?
  * @dev: the device
  * @xdp_mode: enum xdp_flow_xdp_mode it is (to be) attached in
  *
- * Generic XDP and veth run the program on an skb whose outer tag may sit
- * in skb metadata (veth's sender offloads VLAN insertion); drivers that
- * strip tags in hardware hand XDP the frame without them.
+ * Generic XDP runs on an skb whose outer tag may sit in skb metadata, and
+ * drivers that strip tags in hardware hand XDP the frame without them. A
+ * veth receives the skbs its peer sends, with the tag in metadata when the
+ * peer offloads VLAN insertion; enabling offload on a veth turns that off
+ * (xdp_flow_peer_vlan_tx_off()), and then every tag is in the frame.
  *
  * Return: true when VLAN matches cannot be decided in XDP on @dev.
  */
-bool xdp_flow_dev_hides_vlan(const struct net_device *dev, u32 xdp_mode)
+bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode)
 {
+	struct net_device *peer;
+	bool hidden;
+
 	if (xdp_mode == XDP_FLOW_XDP_MODE_GENERIC)
 		return true;
-	if (dev->features & (NETIF_F_HW_VLAN_CTAG_RX | NETIF_F_HW_VLAN_STAG_RX))
+	/* veth claims rx VLAN offload but strips nothing itself. */
+	if (!xdp_flow_is_veth(dev))
+		return dev->features & (NETIF_F_HW_VLAN_CTAG_RX |
+					NETIF_F_HW_VLAN_STAG_RX);
+	if (!dev->netdev_ops->ndo_get_peer_dev)
 		return true;
-	return dev->rtnl_link_ops && !strcmp(dev->rtnl_link_ops->kind, "veth");
+	/* TC may offer rules without rtnl: RCU keeps the peer. */
+	rcu_read_lock();
+	peer = dev->netdev_ops->ndo_get_peer_dev(dev);
+	hidden = !peer || (READ_ONCE(peer->features) & XDP_FLOW_VLAN_TX);
+	rcu_read_unlock();
+	return hidden;
 }
 
 /* Fills @k and @m with every match the XDP program can do exactly and
@@ -480,6 +575,10 @@ static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
 		xdp_flow_match_arp(fr, k, m);
 	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_VLAN)) {
 		msg = xdp_flow_match_vlan(fr, k, m);
+		why = why ?: msg;
+	}
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_CVLAN)) {
+		msg = xdp_flow_match_cvlan(fr, k, m);
 		why = why ?: msg;
 	}
 	xdp_flow_match_addrs(fr, k, m);

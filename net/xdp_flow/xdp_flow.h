@@ -23,6 +23,8 @@ extern struct mutex xdp_flow_lock;
  * @state: enum xdp_flow_dev_state
  * @xdp_mode: enum xdp_flow_xdp_mode
  * @err: the helper's error when @state is XDP_FLOW_DEV_STATE_ERROR
+ * @peer_vlan_tx: VLAN insertion offloads turned off on the device's veth
+ *	peer while offload is enabled (XDP_FLOW_VLAN_TX bits), to restore
  */
 struct xdp_flow_dev {
 	struct list_head list;
@@ -30,6 +32,7 @@ struct xdp_flow_dev {
 	u32 state;
 	u32 xdp_mode;
 	int err;
+	netdev_features_t peer_vlan_tx;
 };
 
 /**
@@ -156,7 +159,11 @@ struct xdp_flow_target {
 };
 
 /* translate.c */
-bool xdp_flow_dev_hides_vlan(const struct net_device *dev, u32 xdp_mode);
+/* VLAN tag insertion offloads: a veth's peer must not use them. */
+#define XDP_FLOW_VLAN_TX (NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_STAG_TX)
+
+struct net_device *xdp_flow_veth_peer(struct net_device *dev);
+bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode);
 int xdp_flow_translate(struct flow_cls_offload *f,
 		       const struct xdp_flow_target *t,
 		       struct xdp_flow_rule *rule,

@@ -421,7 +421,18 @@ def gen_matches(rnd, proto, vocab):
             ms.append(("vlan_id", str(rnd.choice([5, 10]))))
         if rnd.random() < 0.3:
             ms.append(("vlan_prio", str(rnd.choice([0, 3]))))
-        if rnd.random() < 0.5:
+        if "qinq" in vocab and rnd.random() < 0.35:
+            # An inner tag (QinQ); flower names its protocol vlan_ethtype.
+            ms.append(("vlan_ethtype", "802.1q"))
+            if rnd.random() < 0.7:
+                ms.append(("cvlan_id", str(rnd.choice([20, 21]))))
+            if rnd.random() < 0.3:
+                ms.append(("cvlan_prio", str(rnd.choice([0, 5]))))
+            if rnd.random() < 0.5:
+                ms.append(("cvlan_ethtype", "ip"))
+                if rnd.random() < 0.5:
+                    ms.append(("dst_ip", rnd.choice(V4)))
+        elif rnd.random() < 0.5:
             ms.append(("vlan_ethtype", "ip"))
             if rnd.random() < 0.5:
                 ms.append(("dst_ip", rnd.choice(V4)))
@@ -611,6 +622,13 @@ def aim(rnd, rule):
             f.tags[0] = (0x8100, (f.tags[0][1] & 0x1fff) | (int(v) << 13))
         elif w == "dst_ip" and f.tags:
             f.dip = v
+        elif w == "vlan_ethtype" and v == "802.1q" and len(f.tags) < 2:
+            f.tags.append((0x8100, rnd.choice([20, 21, 7]) |
+                           (rnd.choice([0, 5]) << 13)))
+        elif w == "cvlan_id" and len(f.tags) > 1:
+            f.tags[1] = (0x8100, (f.tags[1][1] & ~0xfff) | int(v))
+        elif w == "cvlan_prio" and len(f.tags) > 1:
+            f.tags[1] = (0x8100, (f.tags[1][1] & 0x1fff) | (int(v) << 13))
     if v6 and f.proto == 1:
         f.proto = 58
     if not v6 and f.proto == 58:
@@ -976,7 +994,7 @@ def main():
     ap.add_argument("--enable", default="")
     ap.add_argument("--vocab",
                     default="tcp_flags,icmp,ip_tos,ip_ttl,ip_flags,arp,"
-                    "rewrite,goto,range",
+                    "rewrite,goto,range,qinq",
                     help="comma list of extra match kinds to generate")
     ap.add_argument("--quiet-ms", type=int, default=100)
     ap.add_argument("--show", type=int, default=5,
