@@ -530,6 +530,83 @@ def range_overlap_case(rig):
                "and takes the first rule")
 
 
+# Refused: the actions and matches XDP cannot do exactly, each with the
+# phrase TC prints from xdp_flow's extack (with `flower verbose`).
+REFUSED = [
+    ("ip", "", "mirred egress mirror dev {o}", "action mirred egress mirror"),
+    ("ip", "", "mirred ingress redirect dev {o}",
+     "action mirred ingress redirect"),
+    ("ip", "", "mirred ingress mirror dev {o}", "action mirred ingress mirror"),
+    ("ip", "", "police rate 1mbit burst 100k conform-exceed drop/ok",
+     "action police"),
+    ("ip", "", "tunnel_key set src_ip 10.9.0.1 dst_ip 10.9.0.2 id 7 "
+     "dst_port 4789 pipe action mirred egress redirect dev {o}",
+     "action tunnel_key"),
+    ("ip", "", "skbedit mark 5 pipe action mirred egress redirect dev {o}",
+     "action skbedit mark"),
+    ("ip", "", "ct pipe action mirred egress redirect dev {o}", "action ct"),
+    ("mpls_uc", "mpls_label 5", "drop", "MPLS matches"),
+    ("ip", "enc_key_id 7", "drop", "tunnel (enc_*) matches"),
+    ("ip", "ip_proto udp dst_port 1-65534 src_port 1-65534", "drop", None),
+]
+
+
+def refused_case(rig, proto, matches, actions, phrase):
+    """A rule xdp_flow refuses: not in_hw, and `flower verbose` prints
+    xdp_flow's reason naming what it cannot offload."""
+    dev = rig.ln.dev["A"]
+    rig.reset()
+    cmd = ("filter add dev %s ingress pref 1 protocol %s flower verbose %s "
+           "action %s" % (dev, proto, matches,
+                          actions.format(o=rig.ln.out["A"][0]))).split()
+    p = tc(*cmd)
+    name = "refused: %s%s" % (matches + " " if matches else "",
+                               actions.split(" pipe")[0].format(o="DEV"))
+    if p.returncode:
+        print("ok - %s # SKIP tc cannot add it here: %s" %
+              (name, p.stderr.strip().splitlines()[-1:]))
+        return
+    st = rule_state(dev)
+    why = None
+    if not st or st[0]:
+        why = "the rule is in_hw: %s" % (st,)
+    elif phrase and "xdp_flow: cannot offload " + phrase not in p.stderr:
+        why = "tc printed %r, not xdp_flow's reason (%s)" % (p.stderr, phrase)
+    rig.report(name, why, "not offloaded%s" %
+               (", tc says 'xdp_flow: cannot offload %s'" % phrase
+                if phrase else ""))
+
+
+def pass_case(rig):
+    """gact ok: in_hw; XDP hands the frame to the stack and TC counts it
+    (no hardware packet); a redirect of a later prio does not take it."""
+    dev = rig.ln.dev["A"]
+    rig.reset()
+    why = rig.add("A", "ip", "dst_ip 10.2.0.1", "pass")
+    st = rule_state(dev) if not why else None
+    if not why and (not st or not st[0]):
+        why = "the rule is not in_hw: %s" % (st,)
+    if not why:
+        cmd = ("filter add dev %s ingress pref 2 handle 2 protocol ip flower "
+               "dst_ip 10.2.0.1 action %s" % (dev,
+                                              RD.format(o=rig.ln.out["A"][0]))
+               ).split()
+        p = tc(*cmd)
+        why = "tc %s: %s" % (" ".join(cmd), p.stderr) if p.returncode else None
+    fid, b = rig.frame("ip", setf())
+    if not why:
+        seen = rig.send("A", [(fid, b)])
+        why = check_out(seen, fid, "A", "stack", b, b)
+    if not why:
+        st = filters(dev)
+        want = {1: (True, 1, 0), 2: (True, 0, 0)}
+        if st != want:
+            why = "counters (in_hw, packets, hw_packets) %s, not %s" % (st,
+                                                                       want)
+    rig.report("action pass (gact ok)", why, "in_hw; the frame goes up the "
+               "stack, counted by TC, ahead of a later redirect")
+
+
 def main():
     rig = Rig()
     for name, kind, proto, matches, hit, miss in CASES:
@@ -538,6 +615,9 @@ def main():
         action_case(rig, *case)
     goto_case(rig)
     range_overlap_case(rig)
+    pass_case(rig)
+    for case in REFUSED:
+        refused_case(rig, *case)
     rig.reset()
     return 1 if rig.failed else 0
 
