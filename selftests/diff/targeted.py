@@ -233,15 +233,36 @@ def tc(*args):
                           stderr=subprocess.PIPE, text=True)
 
 
-def rule_state(dev):
+def rule_states(dev, key):
+    """{key(filter, options): (in_hw, packets, hw_packets)} of the rules on
+    dev, in tc's order; packets and hw_packets of the last action."""
     p = tc("-s", "-j", "filter", "show", "dev", dev, "ingress")
+    res = {}
     for f in json.loads(p.stdout or "[]"):
         opt = f.get("options")
         if opt:
             st = opt["actions"][-1].get("stats", {})
-            return (opt.get("in_hw", False), st.get("packets"),
-                    st.get("hw_packets", 0))
-    return None
+            res[key(f, opt)] = (opt.get("in_hw", False), st.get("packets"),
+                                st.get("hw_packets", 0))
+    return res
+
+
+def rule_state(dev):
+    """(in_hw, packets, hw_packets) of the first rule on dev, or None."""
+    return next(iter(rule_states(dev, lambda f, o: id(o)).values()), None)
+
+
+def chain_state(dev):
+    """{chain: (in_hw, packets, hw_packets)} of the rules on dev."""
+    return rule_states(dev, lambda f, o: f.get("chain", 0))
+
+
+def filters(dev):
+    """{handle: (in_hw, packets, hw_packets)} of the rules on dev."""
+    def handle(f, o):
+        h = o.get("handle", 0)
+        return int(h, 0) if isinstance(h, str) else h
+    return rule_states(dev, handle)
 
 
 class Rig:
@@ -432,20 +453,6 @@ def action_case(rig, name, kind, proto, matches, actions, change, out):
                "1 hardware packet")
 
 
-def chain_state(dev):
-    """{chain: (in_hw, packets, hw_packets)} of the rules on dev."""
-    p = tc("-s", "-j", "filter", "show", "dev", dev, "ingress")
-    res = {}
-    for f in json.loads(p.stdout or "[]"):
-        opt = f.get("options")
-        if opt:
-            st = opt["actions"][-1].get("stats", {})
-            res[f.get("chain", 0)] = (opt.get("in_hw", False),
-                                      st.get("packets"),
-                                      st.get("hw_packets", 0))
-    return res
-
-
 def goto_case(rig):
     """goto chain: chain 0 sends UDP to chain 1, which redirects one
     address. A frame to it leaves the target, counted in XDP by both rules;
@@ -473,22 +480,6 @@ def goto_case(rig):
         why = "xdp-flow show has actions %s" % (shown_kinds(dev),)
     rig.report("goto chain", why, "chain 0 to chain 1 in XDP, both rules "
                "counted; a miss in chain 1 goes to TC")
-
-
-def filters(dev):
-    """{handle: (in_hw, packets, hw_packets)} of the rules on dev."""
-    p = tc("-s", "-j", "filter", "show", "dev", dev, "ingress")
-    res = {}
-    for f in json.loads(p.stdout or "[]"):
-        opt = f.get("options")
-        if opt:
-            st = opt["actions"][-1].get("stats", {})
-            h = opt.get("handle", 0)
-            res[int(h, 0) if isinstance(h, str) else h] = (
-                                      opt.get("in_hw", False),
-                                      st.get("packets"),
-                                      st.get("hw_packets", 0))
-    return res
 
 
 def range_overlap_case(rig):
