@@ -233,9 +233,11 @@ struct xdp_flow_port_range {
  * @id: index of the rule in the helper's tables, chosen by the module and
  *	stable for the rule's life (also across helper restarts)
  * @flags: XDP_FLOW_RULE_F_*
- * @order: (TC prio << 32) | the rule's flower mask rank within that prio;
- *	among the rules that match a packet, the lowest @order wins, which is
- *	the rule TC flower would have chosen
+ * @order: (TC prio << 32) | (the rule's flower mask rank within that prio
+ *	<< 1) | 1 for an offloaded rule, 0 for a software one; among the
+ *	rules that match a packet, the lowest @order wins, which is the rule
+ *	TC flower would have chosen, or a software rule that hands the packet
+ *	to TC where XDP cannot tell (port ranges of one mask that overlap)
  * @cookie: TC's cookie of the rule (for display)
  * @chain: TC chain index
  * @nr_actions: number of valid entries in @actions
