@@ -362,6 +362,15 @@ static void xdp_flow_match_addrs(struct flow_rule *fr,
 	}
 }
 
+/* Whether the rule pins an IP protocol whose ports the XDP program reads. */
+static bool xdp_flow_has_ports(const struct xdp_flow_key *k,
+			       const struct xdp_flow_key *m)
+{
+	return m->ip_proto == 0xff &&
+	       (k->ip_proto == IPPROTO_TCP || k->ip_proto == IPPROTO_UDP ||
+		k->ip_proto == IPPROTO_SCTP);
+}
+
 /* The XDP program reads ports of TCP, UDP and SCTP only; the kernel's flow
  * dissector also reads them for DCCP, UDP-Lite and others. So ports are
  * offloaded only together with an exact match on one of the three.
@@ -375,9 +384,7 @@ static const char *xdp_flow_match_ports(struct flow_rule *fr,
 	flow_rule_match_ports(fr, &match);
 	if (!match.mask->src && !match.mask->dst)
 		return NULL;
-	if (m->ip_proto != 0xff ||
-	    (k->ip_proto != IPPROTO_TCP && k->ip_proto != IPPROTO_UDP &&
-	     k->ip_proto != IPPROTO_SCTP))
+	if (!xdp_flow_has_ports(k, m))
 		return "xdp_flow: ports are offloaded only with ip_proto tcp, udp or sctp";
 	k->l4_src = match.key->src;
 	m->l4_src = match.mask->src;
@@ -417,9 +424,7 @@ static const char *xdp_flow_match_ports_range(struct flow_rule *fr,
 	if (!match.mask->tp_min.src && !match.mask->tp_max.src &&
 	    !match.mask->tp_min.dst && !match.mask->tp_max.dst)
 		return NULL;
-	if (m->ip_proto != 0xff ||
-	    (k->ip_proto != IPPROTO_TCP && k->ip_proto != IPPROTO_UDP &&
-	     k->ip_proto != IPPROTO_SCTP))
+	if (!xdp_flow_has_ports(k, m))
 		return "xdp_flow: ports are offloaded only with ip_proto tcp, udp or sctp";
 	why = xdp_flow_port_range(match.key->tp_min.src, match.key->tp_max.src,
 				  match.mask->tp_min.src,
