@@ -47,7 +47,18 @@ for f in "$XF_KO" "$XF_UMH" "$XF_CLI"; do
 	[ -e "$f" ] || echo "# note: $f does not exist"
 done
 
-BAD_RE='\bWARNING\b|\bBUG\b|Oops|Call Trace|general protection'
+BAD_RE='\bWARNING\b|\bBUG\b|Oops|Call Trace|general protection|blocked for more than'
+
+# hang_report <name>: what every process waits on, and the kernel stacks
+# of blocked tasks, before a test that hangs is killed.
+hang_report()
+{
+	echo "# $1 is about to time out; processes (pid stat wchan args):"
+	ps -eo pid,stat,wchan:32,args 2>/dev/null | grep -v ' \[' | sed 's/^/# ps: /'
+	echo w >/proc/sysrq-trigger 2>/dev/null
+	sleep 1
+	dmesg | tail -n 80 | sed 's/^/# dmesg: /'
+}
 
 tests=()
 for t in selftests/guest/test_*.sh; do
@@ -112,8 +123,13 @@ for t in "${tests[@]}"; do
 	mark=$(dmesg | wc -l)
 	start=$(date +%s)
 	cnt=$(mktemp)
+	(sleep $((test_timeout > 60 ? test_timeout - 30 : test_timeout)) &&
+		hang_report "$name") 3>&- &
+	watchdog=$!
 	timeout -k 10 "$test_timeout" bash "$t" </dev/null 2>&1 3>&- | relay "$name" 3>"$cnt"
 	rc=${PIPESTATUS[0]}
+	kill "$watchdog" 2>/dev/null
+	wait "$watchdog" 2>/dev/null
 	read -r ok fail skip <"$cnt"
 	rm -f "$cnt"
 	ok=${ok:-0} fail=${fail:-0} skip=${skip:-0}

@@ -64,8 +64,12 @@ BLACKLIST+=,aesni_intel,powernow_k8
 # mangles some quoting.
 q() { printf '%q' "$1"; }
 script=$(mktemp "$results/.guest-cmd.XXXXXX")
-trap 'rm -f "$script"' EXIT
+# The guest creates this first: it tells a guest that never ran the
+# command from one whose command failed.
+started=$script.started
+trap 'rm -f "$script" "$started"' EXIT
 {
+	echo ": > $(q "$started")"
 	echo "export XF_SERIES=$(q "$series") XF_RESULTS=$(q "$results")" \
 	     "XF_ROOT=$(q "$XF_TOP") XF_KVER=$(q "$KVER")"
 	for v in XF_FILTER XF_TEST_TIMEOUT XF_HELPER_WAIT XF_VERBOSE CI \
@@ -87,14 +91,26 @@ extra=(${XF_VNG_OPTS:-})
 
 # stdin from /dev/null: no terminal is needed (or used) in the guest, and
 # timeout(1) runs its child outside the terminal's foreground group.
-timeout -k 20 "$timeout_s" \
-	vng --run "$VMLINUZ" --force-9p --disable-kvm \
-	    -m "${XF_GUEST_MEM:-2G}" --cpus "${XF_GUEST_CPUS:-2}" \
-	    --cwd "$XF_TOP" --rwdir="$results" \
-	    -a "modprobe.blacklist=$BLACKLIST" \
-	    "${extra[@]}" \
-	    --exec "$gcmd" </dev/null 2>&1 | cat
-rc=${PIPESTATUS[0]}
+boot()
+{
+	timeout -k 20 "$timeout_s" \
+		vng --run "$VMLINUZ" --force-9p --disable-kvm \
+		    -m "${XF_GUEST_MEM:-2G}" --cpus "${XF_GUEST_CPUS:-2}" \
+		    --cwd "$XF_TOP" --rwdir="$results" \
+		    -a "modprobe.blacklist=$BLACKLIST" \
+		    "${extra[@]}" \
+		    --exec "$gcmd" </dev/null 2>&1 | cat
+	return "${PIPESTATUS[0]}"
+}
+
+boot
+rc=$?
+if [ "$rc" = 255 ] && [ ! -e "$started" ]; then
+	# Seen once in many boots: vng gave up before the guest ran anything.
+	echo "run-guest: vng failed (rc 255) before the guest started; booting again" >&2
+	boot
+	rc=$?
+fi
 
 case $rc in
 124|137)
