@@ -514,23 +514,27 @@ static int xdp_flow_indr_cb(struct net_device *dev, struct Qdisc *sch,
 /* --- devices --- */
 
 /*
- * A veth receives the skbs its peer transmits. With VLAN insertion
- * offloaded, their tag sits in skb metadata, where XDP cannot see it, and
- * TC would then match the frame differently from XDP. So while offload is
- * enabled on a veth its peer inserts tags into the frame itself: the stack
- * pops them into metadata again on receive, so TC sees what it saw before.
- * (veth likewise takes GSO away from the peer of a device running XDP.)
+ * A veth receives the skbs its peer transmits, with some work left in skb
+ * metadata that an XDP program on the veth never sees:
+ * - with VLAN insertion offloaded, the tag: XDP would see the frame
+ *   untagged and match it differently from TC;
+ * - with checksum offload, a TCP or UDP checksum still to be computed:
+ *   a frame XDP redirects leaves without it, and the receiver drops it.
+ * So while offload is enabled on a veth (native XDP) its peer does both
+ * itself. The stack pops tags into metadata again on receive, so TC sees
+ * what it saw before. (veth likewise takes GSO away from the peer of a
+ * device running XDP.)
  */
 
-/* Caller holds rtnl. Returns the XDP_FLOW_VLAN_TX bits it turned off. */
-static netdev_features_t xdp_flow_peer_vlan_tx_off(struct net_device *dev)
+/* Caller holds rtnl. Returns the XDP_FLOW_PEER_TX_OFF bits it turned off. */
+static netdev_features_t xdp_flow_peer_tx_off(struct net_device *dev)
 {
 	struct net_device *peer = xdp_flow_veth_peer(dev);
 	netdev_features_t bits;
 
 	if (!peer)
 		return 0;
-	bits = peer->wanted_features & XDP_FLOW_VLAN_TX;
+	bits = peer->wanted_features & XDP_FLOW_PEER_TX_OFF;
 	if (bits) {
 		peer->wanted_features &= ~bits;
 		netdev_update_features(peer);
@@ -539,8 +543,8 @@ static netdev_features_t xdp_flow_peer_vlan_tx_off(struct net_device *dev)
 }
 
 /* Caller holds rtnl. */
-static void xdp_flow_peer_vlan_tx_restore(struct net_device *dev,
-					  netdev_features_t bits)
+static void xdp_flow_peer_tx_restore(struct net_device *dev,
+				     netdev_features_t bits)
 {
 	struct net_device *peer;
 
@@ -554,7 +558,8 @@ static void xdp_flow_peer_vlan_tx_restore(struct net_device *dev,
 }
 
 /* Under rtnl: @peer's features changed; if it is the peer of a veth with
- * offload enabled and VLAN insertion came back on, it goes off again.
+ * offload enabled and VLAN insertion or checksum offload came back on, it
+ * goes off again.
  */
 static void xdp_flow_peer_feat_change(struct net_device *peer)
 {
@@ -564,19 +569,19 @@ static void xdp_flow_peer_feat_change(struct net_device *peer)
 
 	if (!dev || !net_eq(dev_net(dev), &init_net))
 		return;
-	bits = peer->wanted_features & XDP_FLOW_VLAN_TX;
+	bits = peer->wanted_features & XDP_FLOW_PEER_TX_OFF;
 	if (!bits)
 		return;
 	mutex_lock(&xdp_flow_lock);
 	xdev = xdp_flow_dev_find(dev->ifindex);
 	if (xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_NATIVE)
-		xdev->peer_vlan_tx |= bits;
+		xdev->peer_tx_off |= bits;
 	else
 		bits = 0;
 	mutex_unlock(&xdp_flow_lock);
 	if (!bits)
 		return;
-	netdev_info(peer, "xdp_flow: VLAN insertion offload stays off while offload is enabled on %s\n",
+	netdev_info(peer, "xdp_flow: VLAN insertion and checksum offloads stay off while offload is enabled on %s\n",
 		    dev->name);
 	peer->wanted_features &= ~bits;
 	netdev_update_features(peer);
@@ -733,13 +738,13 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 		netdev_features_t bits;
 
 		rtnl_lock();
-		bits = xdp_flow_peer_vlan_tx_off(dev);
+		bits = xdp_flow_peer_tx_off(dev);
 		mutex_lock(&xdp_flow_lock);
 		xdev = xdp_flow_dev_find(dev->ifindex);
 		if (xdev)
-			xdev->peer_vlan_tx |= bits;
+			xdev->peer_tx_off |= bits;
 		else
-			xdp_flow_peer_vlan_tx_restore(dev, bits);
+			xdp_flow_peer_tx_restore(dev, bits);
 		mutex_unlock(&xdp_flow_lock);
 		rtnl_unlock();
 	}
@@ -783,7 +788,7 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 		return -ENOENT;
 	}
 	xdp_flow_uninstall_all(ifindex);
-	bits = xdev->peer_vlan_tx;
+	bits = xdev->peer_tx_off;
 	list_del(&xdev->list);
 	kfree(xdev);
 	mutex_unlock(&xdp_flow_lock);
@@ -792,7 +797,7 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 		rtnl_lock();
 		dev = __dev_get_by_index(&init_net, ifindex);
 		if (dev)
-			xdp_flow_peer_vlan_tx_restore(dev, bits);
+			xdp_flow_peer_tx_restore(dev, bits);
 		rtnl_unlock();
 	}
 
@@ -917,7 +922,7 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 	xdev = xdp_flow_dev_find(dev->ifindex);
 	if (xdev && net_eq(dev_net(dev), &init_net)) {
 		xdp_flow_uninstall_all(dev->ifindex);
-		bits = xdev->peer_vlan_tx;
+		bits = xdev->peer_tx_off;
 		list_del(&xdev->list);
 		kfree(xdev);
 		if (xdp_flow_helper_running() &&
@@ -927,7 +932,7 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 	}
 	mutex_unlock(&xdp_flow_lock);
 	/* Moving to another namespace: the peer may stay. */
-	xdp_flow_peer_vlan_tx_restore(dev, bits);
+	xdp_flow_peer_tx_restore(dev, bits);
 	return NOTIFY_DONE;
 }
 
@@ -965,7 +970,7 @@ void xdp_flow_offload_exit(void)
 
 		dev = __dev_get_by_index(&init_net, xdev->ifindex);
 		if (dev)
-			xdp_flow_peer_vlan_tx_restore(dev, xdev->peer_vlan_tx);
+			xdp_flow_peer_tx_restore(dev, xdev->peer_tx_off);
 		list_del(&xdev->list);
 		kfree(xdev);
 	}

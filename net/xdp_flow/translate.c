@@ -510,7 +510,7 @@ struct net_device *xdp_flow_veth_peer(struct net_device *dev)
  * drivers that strip tags in hardware hand XDP the frame without them. A
  * veth receives the skbs its peer sends, with the tag in metadata when the
  * peer offloads VLAN insertion; enabling offload on a veth turns that off
- * (xdp_flow_peer_vlan_tx_off()), and then every tag is in the frame.
+ * (xdp_flow_peer_tx_off()), and then every tag is in the frame.
  *
  * Return: true when VLAN matches cannot be decided in XDP on @dev.
  */

@@ -23,8 +23,9 @@ extern struct mutex xdp_flow_lock;
  * @state: enum xdp_flow_dev_state
  * @xdp_mode: enum xdp_flow_xdp_mode
  * @err: the helper's error when @state is XDP_FLOW_DEV_STATE_ERROR
- * @peer_vlan_tx: VLAN insertion offloads turned off on the device's veth
- *	peer while offload is enabled (XDP_FLOW_VLAN_TX bits), to restore
+ * @peer_tx_off: VLAN insertion and checksum offloads turned off on the
+ *	device's veth peer while offload is enabled (XDP_FLOW_PEER_TX_OFF
+ *	bits), to restore
  */
 struct xdp_flow_dev {
 	struct list_head list;
@@ -32,7 +33,7 @@ struct xdp_flow_dev {
 	u32 state;
 	u32 xdp_mode;
 	int err;
-	netdev_features_t peer_vlan_tx;
+	netdev_features_t peer_tx_off;
 };
 
 /**
@@ -161,6 +162,9 @@ struct xdp_flow_target {
 /* translate.c */
 /* VLAN tag insertion offloads: a veth's peer must not use them. */
 #define XDP_FLOW_VLAN_TX (NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_STAG_TX)
+/* What a veth's peer does itself while offload is enabled on the veth. */
+#define XDP_FLOW_PEER_TX_OFF (XDP_FLOW_VLAN_TX | NETIF_F_CSUM_MASK | \
+			      NETIF_F_SCTP_CRC)
 
 struct net_device *xdp_flow_veth_peer(struct net_device *dev);
 bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode);

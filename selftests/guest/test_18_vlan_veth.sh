@@ -21,16 +21,19 @@ trap xf_test_cleanup EXIT
 
 xf_test_setup || exit 1
 
-peer_txvlan()
+# peer_txoff: veth_a's tx-vlan-offload and tx-checksumming, "on on" by
+# default.
+peer_txoff()
 {
 	ip netns exec xfa ethtool -k veth_a |
-		awk '/^tx-vlan-offload:/ { print $2 }'
+		awk '/^tx-vlan-offload:/ { v = $2 } /^tx-checksumming:/ { c = $2 }
+		     END { print v, c }'
 }
 
 # Tagged traffic from xfa to 10.0.3.1 leaves by veth_a.5 (VLAN 5).
 RET=0
-[ "$(peer_txvlan)" = on ]
-check_err $? "veth_a starts with tx-vlan-offload $(peer_txvlan), not on"
+[ "$(peer_txoff)" = "on on" ]
+check_err $? "veth_a starts with tx-vlan-offload, tx-checksumming '$(peer_txoff)', not 'on on'"
 ip netns exec xfa ip -batch - <<EOF
 link add link veth_a name veth_a.5 type vlan id 5
 addr add 10.0.5.1/24 dev veth_a.5
@@ -41,9 +44,9 @@ EOF
 check_err $? "cannot set up veth_a.5 in xfa"
 xf_enable_veth0
 check_err $? "xdp-flow enable dev veth0 failed or the device never got attached"
-[ "$(peer_txvlan)" = off ]
-check_err $? "veth_a has tx-vlan-offload $(peer_txvlan) with offload enabled on veth0"
-log_test "enabling offload on veth0 turns tx-vlan-offload off on its peer"
+[ "$(peer_txoff)" = "off off" ]
+check_err $? "veth_a has tx-vlan-offload, tx-checksumming '$(peer_txoff)' with offload enabled on veth0"
+log_test "enabling offload on veth0 turns tx-vlan-offload and tx-checksumming off on its peer"
 
 # A protocol ip rule: TC does not run it for tagged frames.
 RET=0
@@ -90,21 +93,21 @@ log_test "vlan_id 5 vlan_ethtype ip: in_hw on veth0, $N tagged frames popped and
 
 # Turning the offload back on on the peer does not stick.
 RET=0
-ip netns exec xfa ethtool -K veth_a txvlan on >/dev/null 2>&1
-[ "$(peer_txvlan)" = off ]
-check_err $? "veth_a has tx-vlan-offload $(peer_txvlan) after ethtool -K txvlan on"
+ip netns exec xfa ethtool -K veth_a txvlan on tx on >/dev/null 2>&1
+[ "$(peer_txoff)" = "off off" ]
+check_err $? "veth_a has tx-vlan-offload, tx-checksumming '$(peer_txoff)' after ethtool -K txvlan on tx on"
 send_udp xfa 10.0.3.1 $N
 check_err $? "send_udp failed"
 hw=$(wait_value $((2 * N)) 5 tc_stat "" veth0 2 hw_packets)
 [ "$hw" = $((2 * N)) ]
 check_err $? "the vlan_id 5 rule counted $hw hardware packets, not $((2 * N))"
-log_test "ethtool -K txvlan on on the peer is undone while offload is enabled"
+log_test "ethtool -K txvlan on tx on on the peer is undone while offload is enabled"
 
 RET=0
 "$XF_CLI" disable dev veth0
 check_err $? "xdp-flow disable dev veth0 failed"
-[ "$(peer_txvlan)" = on ]
-check_err $? "veth_a has tx-vlan-offload $(peer_txvlan) after disable, not on again"
-log_test "disabling offload on veth0 gives its peer tx-vlan-offload back"
+[ "$(peer_txoff)" = "on on" ]
+check_err $? "veth_a has tx-vlan-offload, tx-checksumming '$(peer_txoff)' after disable, not 'on on'"
+log_test "disabling offload on veth0 gives its peer tx-vlan-offload and tx-checksumming back"
 
 exit $EXIT_STATUS
