@@ -214,7 +214,7 @@ static int rule_check(const struct xdp_flow_rule *r, char *msg, size_t len)
 			 XDP_FLOW_MAX_RULES - 1);
 		return -EINVAL;
 	}
-	if (r->flags & ~XDP_FLOW_RULE_F_SOFTWARE) {
+	if (r->flags & ~(XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_NFTABLES)) {
 		snprintf(msg, len, "unknown rule flags 0x%x", r->flags);
 		return -EINVAL;
 	}

@@ -15,6 +15,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/workqueue.h>
 #include <net/flow_offload.h>
 #include <net/net_namespace.h>
 #include <net/pkt_cls.h>
@@ -110,11 +111,20 @@ static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
  * know: the lowest bit makes a software rule win such a tie, so that XDP
  * hands the packet to TC, and an offloaded rule is never tied with another
  * one (see xdp_flow_range_conflict()).
+ *
+ * nftables gives every rule of a chain the chain's priority, and has a
+ * mask of its own for each rule: the rank is then the rule's position in
+ * the chain (nftables offloads only rules appended at its end). Its netdev
+ * ingress hook runs after TC's, so its rules come after every TC rule.
  */
-static u64 xdp_flow_order(u16 prio, u32 rank, enum xdp_flow_entry_kind kind)
+static u64 xdp_flow_order(const struct xdp_flow_entry *entry)
 {
-	return ((u64)prio << 32) | ((u64)rank << 1) |
-	       (kind == XDP_FLOW_ENTRY_OFFLOAD);
+	u64 prio = entry->mask->prio;
+
+	if (entry->binding->nft)
+		prio += XDP_FLOW_ORDER_NFT_BASE;
+	return (prio << 32) | ((u64)entry->mask->rank << 1) |
+	       (entry->kind == XDP_FLOW_ENTRY_OFFLOAD);
 }
 
 /* Keeps the rule in software: the XDP program hands what may match it to
@@ -123,9 +133,10 @@ static u64 xdp_flow_order(u16 prio, u32 rank, enum xdp_flow_entry_kind kind)
 static void xdp_flow_entry_to_software(struct xdp_flow_entry *entry)
 {
 	entry->kind = XDP_FLOW_ENTRY_SOFTWARE;
-	entry->rule.order = xdp_flow_order(entry->mask->prio, entry->mask->rank,
-					   entry->kind);
+	entry->rule.order = xdp_flow_order(entry);
 	entry->rule.flags = XDP_FLOW_RULE_F_SOFTWARE;
+	if (entry->binding->nft)
+		entry->rule.flags |= XDP_FLOW_RULE_F_NFTABLES;
 	entry->rule.nr_actions = 1;
 	memset(entry->rule.actions, 0, sizeof(entry->rule.actions));
 	entry->rule.actions[0].id = XDP_FLOW_ACTION_PASS;
@@ -231,8 +242,11 @@ void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry)
 	entry->hw = st;
 }
 
+/* Reports what the rule counted since the last report; @refresh asks the
+ * helper first, else the counters of the last refresh are reported.
+ */
 static int xdp_flow_cls_stats(struct xdp_flow_binding *b,
-			      struct flow_cls_offload *f)
+			      struct flow_cls_offload *f, bool refresh)
 {
 	struct xdp_flow_entry *entry = xdp_flow_entry_find(b, f->cookie);
 	u64 pkts, bytes, lastused = 0;
@@ -241,7 +255,8 @@ static int xdp_flow_cls_stats(struct xdp_flow_binding *b,
 	if (!entry || entry->kind != XDP_FLOW_ENTRY_OFFLOAD)
 		return -EOPNOTSUPP;
 
-	xdp_flow_entry_refresh_stats(entry);
+	if (refresh)
+		xdp_flow_entry_refresh_stats(entry);
 	pkts = entry->base.packets + entry->hw.packets;
 	bytes = entry->base.bytes + entry->hw.bytes;
 	if (pkts == entry->reported.packets)
@@ -321,6 +336,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	target.ifindex = b->ifindex;
 	target.vlan_hidden = xdev && xdp_flow_dev_hides_vlan(b->dev,
 							     xdev->xdp_mode);
+	target.nft = b->nft;
 	err = xdp_flow_translate(f, &target, &entry->rule, report);
 	entry->l4_src_range = entry->rule.l4_src_range;
 	entry->l4_dst_range = entry->rule.l4_dst_range;
@@ -329,8 +345,9 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		err = -EOPNOTSUPP;
 	}
 	entry->kind = XDP_FLOW_ENTRY_OFFLOAD;
-	entry->rule.order = xdp_flow_order(f->common.prio, entry->mask->rank,
-					   entry->kind);
+	entry->rule.order = xdp_flow_order(entry);
+	if (b->nft)
+		entry->rule.flags |= XDP_FLOW_RULE_F_NFTABLES;
 	if (err)
 		xdp_flow_entry_to_software(entry);
 
@@ -367,6 +384,76 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	return -EOPNOTSUPP;
 }
 
+/*
+ * nftables asks for a rule's counters while it dumps its rules, under
+ * rcu_read_lock(), where neither xdp_flow_lock nor a call to the helper may
+ * sleep. This work fetches the counters of nftables rules from the helper
+ * every second while there are any, and at once when nftables asked: a
+ * dump reports them as of the last refresh (FLOW_ACTION_HW_STATS_DELAYED,
+ * as a NIC's driver polls its counters).
+ */
+static void xdp_flow_nft_stats_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(xdp_flow_nft_stats_work, xdp_flow_nft_stats_fn);
+
+static void xdp_flow_nft_stats_fn(struct work_struct *work)
+{
+	struct xdp_flow_entry *entry;
+	struct xdp_flow_binding *b;
+	bool any = false;
+
+	mutex_lock(&xdp_flow_lock);
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (!b->nft)
+			continue;
+		list_for_each_entry(entry, &b->entries, list) {
+			if (entry->kind != XDP_FLOW_ENTRY_OFFLOAD ||
+			    !entry->installed)
+				continue;
+			xdp_flow_entry_refresh_stats(entry);
+			any = true;
+		}
+	}
+	mutex_unlock(&xdp_flow_lock);
+	if (any)
+		schedule_delayed_work(&xdp_flow_nft_stats_work, HZ);
+}
+
+static int xdp_flow_nft_stats(struct xdp_flow_binding *b,
+			      struct flow_cls_offload *f)
+{
+	int err = 0;
+
+	/* Not now if a rule change or a refresh holds the lock. */
+	if (mutex_trylock(&xdp_flow_lock)) {
+		err = xdp_flow_cls_stats(b, f, false);
+		mutex_unlock(&xdp_flow_lock);
+	}
+	mod_delayed_work(system_wq, &xdp_flow_nft_stats_work, 0);
+	return err;
+}
+
+/*
+ * nftables keeps no rule in software that a driver refused: the whole
+ * transaction fails, and the rule is never destroyed, so forget it now.
+ * nftables does not pass the driver's message on either: log it.
+ */
+static void xdp_flow_nft_refused(struct xdp_flow_binding *b,
+				 struct flow_cls_offload *f, int err)
+{
+	struct xdp_flow_entry *entry = xdp_flow_entry_find(b, f->cookie);
+	const char *msg = f->common.extack ? f->common.extack->_msg : NULL;
+
+	if (!xdp_flow_dev_find(b->ifindex))
+		msg = "xdp_flow: offload is not enabled on the device";
+	if (entry) {
+		xdp_flow_entry_uninstall(entry);
+		xdp_flow_entry_free(entry);
+	}
+	pr_info_ratelimited("xdp_flow: %s: nftables rule not offloaded (%d)%s%s\n",
+			    netdev_name(b->dev), err, msg ? ": " : "",
+			    msg ? msg : "");
+}
+
 static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 			     void *cb_priv)
 {
@@ -376,17 +463,23 @@ static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 
 	if (type != TC_SETUP_CLSFLOWER)
 		return -EOPNOTSUPP;
+	if (b->nft && f->command == FLOW_CLS_STATS)
+		return xdp_flow_nft_stats(b, f);
 
 	mutex_lock(&xdp_flow_lock);
 	switch (f->command) {
 	case FLOW_CLS_REPLACE:
 		err = xdp_flow_cls_replace(b, f);
+		if (err && b->nft)
+			xdp_flow_nft_refused(b, f, err);
+		else if (b->nft)
+			schedule_delayed_work(&xdp_flow_nft_stats_work, HZ);
 		break;
 	case FLOW_CLS_DESTROY:
 		err = xdp_flow_cls_destroy(b, f);
 		break;
 	case FLOW_CLS_STATS:
-		err = xdp_flow_cls_stats(b, f);
+		err = xdp_flow_cls_stats(b, f, true);
 		break;
 	default:
 		err = -EOPNOTSUPP;
@@ -445,11 +538,13 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	b->block = bo->block;
 	INIT_LIST_HEAD(&b->entries);
 	INIT_LIST_HEAD(&b->masks);
+	/* TC binds through a qdisc; nftables through a chain, without one. */
+	b->nft = !sch;
 	/* TC offers a driver that binds late no rule of the block. A TC
 	 * block without chains has none; anything else may.
 	 */
 	if (xdp_flow_registering)
-		b->unseen_rules = !sch || !list_empty(&((struct tcf_block *)data)->chain_list);
+		b->unseen_rules = b->nft || !list_empty(&((struct tcf_block *)data)->chain_list);
 
 	block_cb = flow_indr_block_cb_alloc(xdp_flow_block_cb, b, b,
 					    xdp_flow_block_release, bo, dev,
@@ -962,6 +1057,8 @@ void xdp_flow_offload_exit(void)
 
 	flow_indr_dev_unregister(xdp_flow_indr_cb, NULL, xdp_flow_block_release);
 	unregister_netdevice_notifier(&xdp_flow_netdev_nb);
+	/* No binding is left to ask for counters or to have any. */
+	cancel_delayed_work_sync(&xdp_flow_nft_stats_work);
 
 	rtnl_lock();
 	mutex_lock(&xdp_flow_lock);

@@ -110,6 +110,30 @@ static void xdp_flow_match_protocol(__be16 proto, struct xdp_flow_key *k,
 	}
 }
 
+/* nftables' protocol (meta protocol, the dependency of its network header
+ * matches) is skb->protocol, which the stack reads after taking the outer
+ * VLAN tag off: the EtherType after at most one tag. 0 is any protocol.
+ * Which of meta protocol and ether type a VLAN TPID came from, the rule no
+ * longer tells, and they differ for tagged frames: refused.
+ */
+static const char *xdp_flow_match_nft_protocol(struct flow_rule *fr,
+					       __be16 proto,
+					       struct xdp_flow_key *k,
+					       struct xdp_flow_key *m)
+{
+	if (fr->match.dissector->used_keys &
+	    (BIT_ULL(FLOW_DISSECTOR_KEY_VLAN) | BIT_ULL(FLOW_DISSECTOR_KEY_CVLAN)) ||
+	    xdp_flow_is_vlan_proto(proto))
+		return "xdp_flow: cannot offload nftables VLAN matches";
+	if (!proto || proto == htons(ETH_P_ALL))
+		return NULL;
+	k->n_proto = proto;
+	m->n_proto = htons(0xffff);
+	k->cvlan_tpid = 0;
+	m->cvlan_tpid = htons(0xffff);
+	return NULL;
+}
+
 static const char *xdp_flow_match_basic(struct flow_rule *fr,
 					struct xdp_flow_key *k,
 					struct xdp_flow_key *m)
@@ -552,13 +576,16 @@ static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
 	m->ifindex = 0xffffffff;
 	k->chain = chain;
 	m->chain = 0xffffffff;
-	xdp_flow_match_protocol(proto, k, m);
+	if (t->nft)
+		why = xdp_flow_match_nft_protocol(fr, proto, k, m);
+	else
+		xdp_flow_match_protocol(proto, k, m);
 
 	for (key = 0; key < FLOW_DISSECTOR_KEY_MAX; key++) {
 		if (!(used & BIT_ULL(key)) || (XDP_FLOW_KEYS & BIT_ULL(key)))
 			continue;
 		msg = xdp_flow_key_msgs[key];
-		why = msg ? msg : "xdp_flow: cannot offload a match of this rule";
+		why = why ?: msg ?: "xdp_flow: cannot offload a match of this rule";
 		break;
 	}
 

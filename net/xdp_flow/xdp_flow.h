@@ -47,6 +47,7 @@ struct xdp_flow_dev {
  * @next_rank: rank of the next new flower mask
  * @unseen_rules: the block may hold rules the module was never offered
  *	(it existed before the module was loaded)
+ * @nft: the block of an nftables netdev ingress chain, not TC's
  */
 struct xdp_flow_binding {
 	struct list_head list;
@@ -57,6 +58,7 @@ struct xdp_flow_binding {
 	struct list_head masks;
 	u32 next_rank;
 	bool unseen_rules;
+	bool nft;
 };
 
 /**
@@ -152,11 +154,14 @@ extern struct list_head xdp_flow_devs;
  * @ifindex: its ifindex
  * @vlan_hidden: XDP on @dev may see a tagged frame without its tag (see
  *	xdp_flow_dev_hides_vlan())
+ * @nft: the rule comes from nftables, whose protocol is skb->protocol
+ *	after the stack took the outer VLAN tag off (0: any)
  */
 struct xdp_flow_target {
 	struct net_device *dev;
 	int ifindex;
 	bool vlan_hidden;
+	bool nft;
 };
 
 /* translate.c */

@@ -1142,7 +1142,8 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	struct xdp_flow_rule r;
 	char name[IF_NAMESIZE + 16];
 	uint32_t ifindex;
-	bool software;
+	bool software, nft;
+	uint64_t prio;
 
 	(void)arg;
 	if (!tb[XDP_FLOW_ATTR_RULE] || nla_len(tb[XDP_FLOW_ATTR_RULE]) < (int)sizeof(r))
@@ -1164,6 +1165,9 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	ifindex = attr_u32(tb, XDP_FLOW_ATTR_IFINDEX, r.key.ifindex);
 	dev_name(ifindex, name, sizeof(name));
 	software = r.flags & XDP_FLOW_RULE_F_SOFTWARE;
+	nft = r.flags & XDP_FLOW_RULE_F_NFTABLES;
+	/* nftables rules come after TC's (see struct xdp_flow_rule). */
+	prio = (r.order >> 32) - (nft ? XDP_FLOW_ORDER_NFT_BASE : 0);
 
 	if (json) {
 		char cookie[32];
@@ -1174,7 +1178,8 @@ static int rule_handler(struct nlattr **tb, void *arg)
 		jw_u64("ifindex", ifindex);
 		jw_u64("id", r.id);
 		jw_u64("chain", r.chain);
-		jw_u64("prio", r.order >> 32);
+		jw_string("source", nft ? "nftables" : "tc");
+		jw_u64("prio", prio);
 		jw_string("cookie", cookie);
 		jw_bool("software", software);
 		print_key(&r);
@@ -1183,9 +1188,13 @@ static int rule_handler(struct nlattr **tb, void *arg)
 		jw_obj_close();
 		return 0;
 	}
-	printf("dev %s chain %u prio %" PRIu64 " cookie 0x%" PRIx64 " id %u %s\n",
-	       name, r.chain, (uint64_t)(r.order >> 32), (uint64_t)r.cookie, r.id,
-	       software ? "software" : "in_xdp");
+	printf("dev %s ", name);
+	if (nft)
+		printf("nftables");
+	else
+		printf("chain %u", r.chain);
+	printf(" prio %" PRIu64 " cookie 0x%" PRIx64 " id %u %s\n", prio,
+	       (uint64_t)r.cookie, r.id, software ? "software" : "in_xdp");
 	print_key(&r);
 	print_actions(&r);
 	print_stats(stats);

@@ -62,7 +62,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	4
+#define XDP_FLOW_ABI_VERSION	5
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 #define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
@@ -227,6 +227,15 @@ struct xdp_flow_port_range {
 						 * match, and packets that hit
 						 * it go to the stack
 						 */
+#define XDP_FLOW_RULE_F_NFTABLES	0x2	/* offered by an nftables
+						 * netdev ingress chain of
+						 * flags offload, not by TC
+						 */
+
+/* Added to an nftables chain's priority (1 .. 65535) in a rule's @order:
+ * the netdev ingress hook runs after TC's, so its rules come after TC's.
+ */
+#define XDP_FLOW_ORDER_NFT_BASE		0x10000
 
 /**
  * struct xdp_flow_rule - a rule as the module hands it to the helper
@@ -237,7 +246,11 @@ struct xdp_flow_port_range {
  *	<< 1) | 1 for an offloaded rule, 0 for a software one; among the
  *	rules that match a packet, the lowest @order wins, which is the rule
  *	TC flower would have chosen, or a software rule that hands the packet
- *	to TC where XDP cannot tell (port ranges of one mask that overlap)
+ *	to TC where XDP cannot tell (port ranges of one mask that overlap).
+ *	An nftables rule (XDP_FLOW_RULE_F_NFTABLES) has
+ *	(XDP_FLOW_ORDER_NFT_BASE + its chain's priority) << 32 | (its position in the chain << 1) | 1: the
+ *	netdev ingress hook runs after TC's, and a chain runs its rules in
+ *	the order they were added
  * @cookie: TC's cookie of the rule (for display)
  * @chain: TC chain index
  * @nr_actions: number of valid entries in @actions

@@ -122,6 +122,26 @@ static void rules(void)
 	s.bytes = 700;
 	s.lastused_ns = now_ns() - 2500000000ull;
 	one_rule(&r, &s);
+
+	/* nftables chain of priority 10, its second rule: ip daddr drop */
+	memset(&r, 0, sizeof(r));
+	r.id = 6;
+	r.flags = XDP_FLOW_RULE_F_NFTABLES;
+	r.order = ((XDP_FLOW_ORDER_NFT_BASE + 10ull) << 32) | (1 << 1) | 1;
+	r.cookie = 0x30;
+	r.key.ifindex = lo;
+	r.key.n_proto = htons(0x0800);
+	r.mask.n_proto = 0xffff;
+	r.mask.cvlan_tpid = 0xffff;
+	r.key.ip_dst[0] = htonl(0x0a000301);
+	r.mask.ip_dst[0] = 0xffffffff;
+	r.nr_actions = 1;
+	r.actions[0].id = XDP_FLOW_ACTION_DROP;
+	s.id = 6;
+	s.packets = 3;
+	s.bytes = 126;
+	s.lastused_ns = 0;
+	one_rule(&r, &s);
 }
 
 static void devices(void)
