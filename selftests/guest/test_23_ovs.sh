@@ -1,0 +1,393 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Open vSwitch with other_config:hw-offload=true on xdp_flow: real
+# ovsdb-server and ovs-vswitchd, a bridge with two access ports (tag 10)
+# and a trunk port into three namespaces (see ovs_lib.sh), xdp_flow
+# enabled on the three ports.
+#
+# Every scenario runs with hw-offload=false (OVS's kernel datapath, with
+# xdp_flow's program on the ports holding no rule) and with
+# hw-offload=true, and both runs must give the same outcomes:
+#   - ARP, ping between access ports and from an access port to the trunk
+#     (VLAN push and pop), IPv6 with neighbour discovery, a TCP stream and
+#     small UDP packets (iperf3);
+#   - flows with conntrack, recirculation or a meter: they work, and with
+#     offload on are not offloaded;
+#   - del-port, restarting ovs-vswitchd, the revalidator deleting idle
+#     flows, disabling xdp_flow under traffic (no ping lost): connectivity
+#     stays, and XDP holds exactly the rules TC holds.
+# With offload on, dpctl/dump-flows type=offloaded lists the flows (push_vlan,
+# pop_vlan, IPv6, ARP), and their packet counts and used times move with
+# traffic that XDP handled (xdp-flow show counts the same packets).
+
+source "$XF_ROOT/selftests/lib.sh"
+source "$XF_ROOT/selftests/guest/lib.sh"
+source "$XF_ROOT/selftests/guest/offload_lib.sh"
+source "$XF_ROOT/selftests/guest/ovs_lib.sh"
+
+N=20
+
+trap ovs_cleanup EXIT
+
+RET=0
+why=$(ovs_available)
+check_err $? "Open vSwitch cannot run in this guest: $why"
+xf_load
+check_err $? "xf_load failed"
+xf_wait_helper 20
+check_err $? "the helper did not come up"
+log_test "setup: openvswitch.ko, OVS binaries, module, helper"
+[ $RET = 0 ] || exit 1
+
+# ping_ok <ns> <dst> [count]: every echo answered (ARP/ND included).
+ping_ok()
+{
+	local n=${3:-5} out
+
+	out=$(ip netns exec "$1" ping -q -c "$n" -i 0.1 -W 2 "$2" 2>&1)
+	echo "$out" | grep -q " $n received"
+}
+
+# iperf_tcp <from> <to-addr> <to-ns>: a 2 s TCP stream; prints the bytes
+# the receiver got.
+iperf_tcp()
+{
+	local js
+
+	ip netns exec "$3" iperf3 -s -1 -D -p 5201 >/dev/null 2>&1 || return 1
+	sleep 0.3
+	js=$(ip netns exec "$1" timeout 20 iperf3 -J -c "$2" -p 5201 -t 2) || return 1
+	echo "$js" | jq -r '.end.sum_received.bytes'
+}
+
+# iperf_udp <from> <to-addr> <to-ns>: 64-byte UDP at 1000 packets/s for
+# 2 s; prints "<sent> <lost>".
+iperf_udp()
+{
+	local js
+
+	ip netns exec "$3" iperf3 -s -1 -D -p 5202 >/dev/null 2>&1 || return 1
+	sleep 0.3
+	js=$(ip netns exec "$1" timeout 20 iperf3 -J -u -l 64 -b 512K -c "$2" -p 5202 -t 2) || return 1
+	echo "$js" | jq -r '"\(.end.sum.packets) \(.end.sum.lost_packets)"'
+}
+
+# connectivity: one word per check, "ok" or what failed.
+connectivity()
+{
+	local r=() b u
+
+	ping_ok ovsa 10.10.0.2 && r+=(ping-access) || r+=(FAIL-ping-access)
+	ping_ok ovsa 10.10.0.3 && r+=(ping-trunk) || r+=(FAIL-ping-trunk)
+	ping_ok ovsb fd10::3 && r+=(ping6-trunk) || r+=(FAIL-ping6-trunk)
+	ip netns exec ovsa ip neigh show 10.10.0.3 | grep -q lladdr &&
+		r+=(arp) || r+=(FAIL-arp)
+	b=$(iperf_tcp ovsa 10.10.0.3 ovsc)
+	[[ "$b" =~ ^[0-9]+$ ]] && [ "$b" -gt 1000000 ] &&
+		r+=(tcp) || r+=("FAIL-tcp($b)")
+	u=$(iperf_udp ovsb 10.10.0.3 ovsc)
+	# a few losses are the emulated guest's; a broken path loses them all
+	[[ "$u" =~ ^([0-9]+)\ ([0-9]+)$ ]] &&
+		[ "${BASH_REMATCH[1]}" -gt 1000 ] &&
+		[ $((BASH_REMATCH[2] * 20)) -le "${BASH_REMATCH[1]}" ] &&
+		r+=(udp) || r+=("FAIL-udp($u)")
+	echo "${r[*]}"
+}
+
+# scene <hw-offload>: namespaces, xdp_flow on p1..p3, OVS, the bridge,
+# the first packets (MAC learning).
+scene()
+{
+	local p
+
+	ovs_stop
+	ovs_topology || return 1
+	for p in "${OVS_PORTS[@]}"; do
+		"$XF_CLI" enable dev "$p" && wait_dev_attached "$p" 10 || return 1
+	done
+	# flows idle for 30 s go (default 10 s): none goes between the
+	# steps of a check in a slow guest; the revalidator check sets 1 s
+	ovs_start "$1" other_config:max-idle=30000 || return 1
+	ovs_bridge || return 1
+	ovs-vsctl --timeout=20 wait-until Interface p3 ofport!=-1 >/dev/null || return 1
+}
+
+# flow_packets <regex>: packets of the offloaded flows whose dump line
+# matches.
+flow_packets()
+{
+	ovs_flows offloaded --names | grep -E -- "$1" |
+		sed -n 's/.*packets:\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# xf_packets <dev> <eth_type>: packets of the rules in XDP on <dev> whose
+# eth_type is this.
+xf_packets()
+{
+	timeout 20 "$XF_CLI" -j show dev "$1" |
+		jq "[.[] | select((.software | not) and .key.eth_type == \"$2\") |
+		     .stats.packets] | add // 0"
+}
+
+# stale_rules: for every port, xdp-flow show must list exactly the flower
+# rules TC holds; prints what differs. OVS may add or delete a flow between
+# the two reads (IPv6 multicast of the namespaces, say): only a difference
+# that lasts counts.
+stale_rules()
+{
+	local p xf tcn out try
+
+	for try in 1 2 3 4 5 6; do
+		out=
+		for p in "${OVS_PORTS[@]}"; do
+			ip link show dev "$p" >/dev/null 2>&1 || continue
+			xf=$(timeout 20 "$XF_CLI" -j show dev "$p" | jq length)
+			tcn=$(tc -j filter show dev "$p" ingress 2>/dev/null |
+			      jq '[.[] | select(.options != null)] | length')
+			[ "$xf" = "${tcn:-0}" ] ||
+				out+="$p: $xf rules in xdp-flow show, ${tcn:-0} in tc: $(tc filter show dev "$p" ingress | tr '\n\t' '  ') "
+		done
+		[ -z "$out" ] && return 0
+		sleep 0.5
+	done
+	echo "$out"
+}
+
+# xf_rule_count <dev>: rules of xdp-flow show on <dev>.
+xf_rule_count()
+{
+	timeout 20 "$XF_CLI" -j show dev "$1" | jq length
+}
+
+# xf_xdp_rule_count: rules in XDP (not software) on every device.
+xf_xdp_rule_count()
+{
+	timeout 20 "$XF_CLI" -j show | jq '[.[] | select(.software | not)] | length'
+}
+
+# wait_value_le <limit> <timeout_s> cmd...: poll cmd until it prints a
+# number at most <limit>; prints the last value.
+wait_value_le()
+{
+	local want=$1 end=$((SECONDS + $2)) v
+
+	shift 2
+	while :; do
+		v=$("$@") || { echo "error"; return 1; }
+		[[ "$v" =~ ^[0-9]+$ ]] && [ "$v" -le "$want" ] && break
+		[ $SECONDS -ge $end ] && break
+		sleep 0.2
+	done
+	echo "$v"
+}
+
+# record <word>: one outcome of the current mode's run, compared with
+# the other mode's at the end.
+record()
+{
+	OUT[$mode]+="$1 "
+}
+
+# pings <ns> <dst>: "reach-<dst>" or "noreach-<dst>".
+pings()
+{
+	if ping_ok "$1" "$2"; then
+		echo "reach-$2"
+	else
+		echo "noreach-$2"
+	fi
+}
+
+# offloaded_flows_check: the flows of the traffic so far, and counters.
+offloaded_flows_check()
+{
+	local f0 f1 x0 x1 used off
+
+	RET=0
+	off=$(ovs_flows offloaded --names)
+	echo "$off" | grep -q "in_port(p1).*eth_type(0x0800).*actions:push_vlan(vid=10,pcp=0),p3"
+	check_err $? "no offloaded flow p1 -> push_vlan -> p3: $off"
+	echo "$off" | grep -q "in_port(p3).*vlan(vid=10.*actions:pop_vlan,p1"
+	check_err $? "no offloaded flow p3 -> pop_vlan -> p1"
+	echo "$off" | grep -q "eth_type(0x86dd)"
+	check_err $? "no offloaded IPv6 flow"
+	echo "$off" | grep -q "eth_type(0x0806)"
+	check_err $? "no offloaded ARP flow"
+	log_test "dpctl/dump-flows type=offloaded: IPv4, IPv6 and ARP flows, VLAN push and pop"
+
+	RET=0
+	# the flow in place first: packets before it go up to ovs-vswitchd
+	ping_ok ovsa 10.10.0.3 2
+	check_err $? "ping ovsa -> 10.10.0.3 failed"
+	f0=$(wait_value 1 10 flow_packets "in_port\(p1\).*eth_type\(0x0800\)")
+	check_err $? "no offloaded p1 IPv4 flow counted a packet"
+	f0=$(flow_packets "in_port\(p1\).*eth_type\(0x0800\)")
+	x0=$(xf_packets p1 ipv4)
+	ping_ok ovsa 10.10.0.3 $N
+	check_err $? "ping ovsa -> 10.10.0.3 failed"
+	# OVS reads the counters from TC, TC from xdp_flow: wait for a read
+	f1=$(wait_value $((f0 + N)) 10 flow_packets "in_port\(p1\).*eth_type\(0x0800\)")
+	x1=$(xf_packets p1 ipv4)
+	[ "$f1" = $((f0 + N)) ]
+	check_err $? "the offloaded p1 IPv4 flows counted $((f1 - f0)) packets, not $N"
+	[ $((x1 - x0)) = $N ]
+	check_err $? "xdp-flow show counted $((x1 - x0)) IPv4 packets on p1, not $N"
+	used=$(ovs_flows offloaded --names | grep "in_port(p1).*eth_type(0x0800)" |
+	       sed -n 's/.*used:\([0-9.]*\)s.*/\1/p' | sort -n | head -1)
+	[ -n "$used" ] && awk -v u="$used" 'BEGIN { exit !(u < 5) }'
+	check_err $? "the flow's used time is '$used', not within 5 s"
+	log_test "$N pings: the offloaded flow and xdp-flow show count $N packets, used ${used}s ago"
+}
+
+# no_stale_check <what>: XDP holds exactly TC's rules.
+no_stale_check()
+{
+	local st
+
+	RET=0
+	st=$(stale_rules)
+	[ -z "$st" ]
+	check_err $? "$st"
+	log_test "hw-offload=$mode: after $1, XDP holds exactly the rules TC holds"
+}
+
+declare -A OUT
+for mode in false true; do
+	RET=0
+	scene $mode
+	check_err $? "cannot set up OVS with hw-offload=$mode"
+	log_test "hw-offload=$mode: OVS with a bridge over p1, p2 (tag 10) and p3 (trunk), xdp_flow on each"
+	[ $RET = 0 ] || continue
+
+	RET=0
+	c=$(connectivity)
+	record "$c"
+	[[ "$c" != *FAIL* ]]
+	check_err $? "$c"
+	log_test "hw-offload=$mode: ARP, ping, ping6 with ND, TCP and UDP through OVS: $c"
+
+	if [ $mode = true ]; then
+		offloaded_flows_check
+	else
+		RET=0
+		n=$(ovs_flows offloaded | grep -c .)
+		r=$(timeout 20 "$XF_CLI" -j show | jq length)
+		[ "$n" = 0 ] && [ "$r" = 0 ]
+		check_err $? "$n offloaded flows, $r rules in xdp-flow show"
+		log_test "hw-offload=false: the kernel datapath forwards, nothing is offloaded"
+	fi
+
+	# conntrack, recirculation and a meter: OVS's datapath flows carry
+	# ct() and meter() actions, which XDP cannot run
+	RET=0
+	ovs-ofctl add-flow br0 "priority=100,ip,nw_dst=10.10.0.2,actions=ct(commit),NORMAL" &&
+	ovs-ofctl add-flow br0 "priority=100,ip,nw_src=10.10.0.2,actions=ct(table=1)" &&
+	ovs-ofctl add-flow br0 "table=1,priority=100,ip,actions=NORMAL"
+	check_err $? "cannot add the conntrack OpenFlow rules"
+	ovs-ofctl -O OpenFlow13 add-meter br0 "meter=1,pktps,band=type=drop,rate=10000" &&
+	ovs-ofctl -O OpenFlow13 add-flow br0 "priority=100,ipv6,ipv6_dst=fd10::2,actions=meter:1,NORMAL" &&
+	ovs-ofctl -O OpenFlow13 add-flow br0 "priority=100,ipv6,ipv6_src=fd10::2,actions=meter:1,NORMAL"
+	check_err $? "cannot add the meter and its OpenFlow rules"
+	r4=$(pings ovsa 10.10.0.2) && r6=$(pings ovsa fd10::2)
+	record "ct:$r4 meter:$r6"
+	[ "$r4 $r6" = "reach-10.10.0.2 reach-fd10::2" ]
+	check_err $? "$r4 (conntrack), $r6 (meter)"
+	all=$(ovs_flows "" --names)
+	echo "$all" | grep -q "ct(commit)" && echo "$all" | grep -q "recirc(" &&
+		echo "$all" | grep -q "meter("
+	check_err $? "no datapath flows with ct(commit), recirc() and meter(): $all"
+	if [ $mode = true ]; then
+		off=$(ovs_flows offloaded --names)
+		echo "$off" | grep -q "ct(\|meter(\|recirc("
+		check_fail $? "a conntrack, recirculation or meter flow shows as offloaded: $off"
+	fi
+	log_test "hw-offload=$mode: conntrack, recirculation and meter flows work, and are not offloaded"
+	ovs-ofctl del-flows br0 "ip,nw_dst=10.10.0.2" &&
+	ovs-ofctl del-flows br0 "ip,nw_src=10.10.0.2" &&
+	ovs-ofctl del-flows br0 "table=1" &&
+	ovs-ofctl -O OpenFlow13 del-flows br0 "ipv6"
+
+	RET=0
+	ovs-vsctl del-port br0 p2
+	check_err $? "ovs-vsctl del-port br0 p2 failed"
+	r3=$(pings ovsa 10.10.0.3) && r2=$(pings ovsa 10.10.0.2)
+	record "del-port:$r3,$r2"
+	[ "$r3 $r2" = "reach-10.10.0.3 noreach-10.10.0.2" ]
+	check_err $? "after del-port p2: $r3, $r2"
+	# OVS purges the port's flows after ovs-vsctl returned
+	n=$(wait_value_le 0 10 xf_rule_count p2)
+	[ "$n" = 0 ]
+	check_err $? "$n rules left in XDP on p2 10 s after del-port: $(tc filter show dev p2 ingress | tr '\n\t' '  ')"
+	log_test "hw-offload=$mode: del-port p2: p2 unreachable, no rule left on it, the others forward"
+	no_stale_check "del-port"
+	ovs-vsctl add-port br0 p2 tag=10
+
+	RET=0
+	ovs_vswitchd_stop
+	ovs_vswitchd_start
+	check_err $? "ovs-vswitchd did not start again"
+	ovs-vsctl --timeout=20 wait-until Interface p2 ofport!=-1 >/dev/null
+	r3=$(pings ovsa 10.10.0.3) && r2=$(pings ovsa 10.10.0.2)
+	record "restart:$r3,$r2"
+	[ "$r3 $r2" = "reach-10.10.0.3 reach-10.10.0.2" ]
+	check_err $? "after restarting ovs-vswitchd: $r3, $r2"
+	if [ $mode = true ]; then
+		n=$(ovs_flows offloaded | grep -c .)
+		[ "$n" -gt 0 ]
+		check_err $? "no offloaded flows after the restart"
+	fi
+	log_test "hw-offload=$mode: restarting ovs-vswitchd: connectivity back"
+	no_stale_check "restarting ovs-vswitchd"
+
+	RET=0
+	ovs-vsctl set Open_vSwitch . other_config:max-idle=1000
+	check_err $? "cannot set max-idle"
+	if [ $mode = true ]; then
+		n=$(wait_value_le 0 20 xf_xdp_rule_count)
+		[ "$n" = 0 ]
+		check_err $? "$n rules still in XDP 20 s after the traffic stopped (max-idle 1 s)"
+	else
+		sleep 3
+	fi
+	r3=$(pings ovsa 10.10.0.3)
+	record "idle:$r3"
+	[ "$r3" = reach-10.10.0.3 ]
+	check_err $? "after the revalidator deleted idle flows: $r3"
+	log_test "hw-offload=$mode: the revalidator deletes idle flows (out of XDP too), traffic flows again"
+	no_stale_check "the revalidator deleted idle flows"
+	ovs-vsctl set Open_vSwitch . other_config:max-idle=30000
+
+	RET=0
+	ping_ok ovsa 10.10.0.3
+	ip netns exec ovsa ping -q -c 60 -i 0.05 -W 2 10.10.0.3 > "$OVS_DIR/ping.out" 2>&1 &
+	pid=$!
+	sleep 1
+	for p in "${OVS_PORTS[@]}"; do
+		"$XF_CLI" disable dev "$p"
+		check_err $? "xdp-flow disable dev $p failed"
+	done
+	wait $pid
+	got=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$OVS_DIR/ping.out")
+	record "disable:$got/60"
+	[ "$got" = 60 ]
+	check_err $? "pings lost while disabling: $(grep received "$OVS_DIR/ping.out")"
+	n=$(xdp_progs_anywhere | grep -c .)
+	[ "$n" = 0 ]
+	check_err $? "XDP programs left after disabling: $(xdp_progs_anywhere)"
+	n=$(timeout 20 "$XF_CLI" -j show | jq length)
+	[ "$n" = 0 ]
+	check_err $? "$n rules left in xdp-flow show after disabling"
+	c=$(connectivity)
+	record "$c"
+	[[ "$c" != *FAIL* ]]
+	check_err $? "after disabling: $c"
+	log_test "hw-offload=$mode: disabling xdp_flow under traffic: $got of 60 pings, then: $c"
+done
+
+RET=0
+[ -n "${OUT[false]:-}" ] && [ "${OUT[false]:-}" = "${OUT[true]:-}" ]
+check_err $? "offload off: '${OUT[false]:-}'; offload on: '${OUT[true]:-}'"
+log_test "the same outcomes with offload off and on, in every scenario"
+
+exit $EXIT_STATUS
