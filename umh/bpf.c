@@ -83,7 +83,7 @@ static void dp_remove_pinned_maps(const char *pin_dir)
 {
 	static const char *const names[] = {
 		"xf_rules", "xf_counters", "xf_flows", "xf_masks",
-		"xf_rule_defs",
+		"xf_rule_defs", "xf_gen",
 	};
 	char path[256];
 	unsigned int i;

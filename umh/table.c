@@ -74,7 +74,7 @@ struct texp {
 };
 
 struct table {
-	int rules_fd, counters_fd, flows_fd, masks_fd, defs_fd;
+	int rules_fd, counters_fd, flows_fd, masks_fd, defs_fd, gen_fd;
 	int list_fd;			/* the published inner map */
 	int ncpus;
 	struct trule **rules;		/* by id */
@@ -88,6 +88,7 @@ struct table {
 	 */
 	__u32 barrier_seq;
 	__u32 *del_barrier;
+	__u64 gen;			/* the value last written to xf_gen */
 	struct xdp_flow_dp_counter *zero_counters;	/* one per CPU */
 	struct xdp_flow_dp_counter *percpu_buf;		/* one per CPU */
 };
@@ -594,6 +595,25 @@ static int barrier(struct table *t)
 	return 0;
 }
 
+/*
+ * Makes every answer the XDP program's exact-match cache holds stale: called
+ * after each change that may change a lookup, and before a rule id that a
+ * cached answer may name is used again (that waits for a barrier, which
+ * comes after this).
+ */
+static int gen_bump(struct table *t)
+{
+	__u32 zero = 0;
+	__u64 gen = t->gen + 1;
+
+	if (bpf_map_update_elem(t->gen_fd, &zero, &gen, BPF_ANY)) {
+		pr_err("cannot bump the table generation: %s", strerror(errno));
+		return -errno;
+	}
+	t->gen = gen;
+	return 0;
+}
+
 static int counters_zero(struct table *t, __u32 id)
 {
 	if (bpf_map_update_elem(t->counters_fd, &id, t->zero_counters, BPF_ANY))
@@ -642,6 +662,8 @@ static int rule_unlink(struct table *t, struct trule *r)
 		err = -errno;
 	if (!err && bpf_map_delete_elem(t->defs_fd, &id) && errno != ENOENT)
 		err = -errno;
+	if (!err)
+		err = gen_bump(t);
 	t->del_barrier[id] = t->barrier_seq;
 	mask_gc(t);
 	free(r);
@@ -719,6 +741,8 @@ static int rule_link(struct table *t, struct trule *r, unsigned int n)
 	}
 	if (!err && publish)
 		err = list_publish(t);
+	if (!err)
+		err = gen_bump(t);
 	if (err) {
 		/* Nothing half-done stays: take it out again. */
 		rule_unlink(t, r);
@@ -1101,6 +1125,9 @@ int table_recover(struct table *t)
 	if (err)
 		return err;
 	recover_prune(t);
+	err = gen_bump(t);
+	if (err)
+		return err;
 	t->epoch = 1;
 	if (t->nr_rules)
 		pr_info("recovered %u rules in %u masks from pinned maps",
@@ -1135,6 +1162,13 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 	t->flows_fd = bpf_map__fd(skel->maps.xf_flows);
 	t->masks_fd = bpf_map__fd(skel->maps.xf_masks);
 	t->defs_fd = bpf_map__fd(skel->maps.xf_rule_defs);
+	t->gen_fd = bpf_map__fd(skel->maps.xf_gen);
+	/* Pinned: go on from a previous helper's generation. */
+	if (bpf_map_lookup_elem(t->gen_fd, &(__u32){ 0 }, &t->gen) ||
+	    gen_bump(t)) {
+		table_free(t);
+		return NULL;
+	}
 	t->barrier_seq = 1;	/* del_barrier[] starts at 0: no wait needed */
 	t->epoch = 1;
 	return t;

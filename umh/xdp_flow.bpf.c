@@ -96,6 +96,28 @@ struct {
 	__array(values, struct xf_mask_inner);
 } xf_masks SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_gen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDP_FLOW_EMC_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct xdp_flow_emc_entry);
+} xf_emc SEC(".maps");
+
+/* Frozen at load: the exact-match cache (off only to measure the search),
+ * and the floor build of the benchmark (no lookup at all: every frame the
+ * parser takes gets rule 0, to price everything but the classification).
+ */
+const volatile __u8 xf_cfg_emc = 1;
+const volatile __u8 xf_cfg_floor;
+
 /* Not used here: the helper's record of each rule, kept across restarts. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -398,14 +420,12 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
  * checked once rather than for every iteration and every parser path
  * (an open-coded loop took the verifier 1.5 s).
  */
-__noinline int xdp_flow_lookup(struct xdp_flow_key *key)
+static int xdp_flow_search(struct xdp_flow_key *key)
 {
 	struct lookup_ctx lc = { .key = key, .best = -1 };
 	__u32 zero = 0, n;
 	void *inner;
 
-	if (!key)
-		return -1;
 	inner = bpf_map_lookup_elem(&xf_masks, &zero);
 	if (!inner)
 		return -1;
@@ -425,6 +445,59 @@ __noinline int xdp_flow_lookup(struct xdp_flow_key *key)
 		n = XDP_FLOW_MAX_MASKS;
 	bpf_loop(n, lookup_mask, &lc, 0);
 	return lc.best;
+}
+
+/* Multiplicative hash of the key's words; the top bits index the cache. */
+static __always_inline __u32 emc_index(const __u64 *kw)
+{
+	__u64 h = 0;
+	__u32 j;
+
+	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+		h = (((h << 5) | (h >> 59)) ^ kw[j]) * 0x9e3779b97f4a7c15ULL;
+	return h >> (64 - XDP_FLOW_EMC_BITS);
+}
+
+/*
+ * The winning rule id for @key, or -1. A frame of a flow this CPU saw since
+ * the tables last changed costs one cache probe; any other pays the
+ * tuple-space search, whose answer the cache then keeps. The generation is
+ * read before the search, so an answer found while the helper changed the
+ * tables is kept under the old generation and never counts.
+ */
+__noinline int xdp_flow_lookup(struct xdp_flow_key *key)
+{
+	struct xdp_flow_emc_entry *e = NULL;
+	__u64 *kw = (__u64 *)key, *ew, gen = 0, diff = 0;
+	__u32 zero = 0, idx, j;
+	__u64 *g;
+	int best;
+
+	if (!key)
+		return -1;
+	if (xf_cfg_emc) {
+		g = bpf_map_lookup_elem(&xf_gen, &zero);
+		if (g)
+			gen = *g;
+	}
+	if (gen) {
+		idx = emc_index(kw);
+		e = bpf_map_lookup_elem(&xf_emc, &idx);
+	}
+	if (e) {
+		ew = (__u64 *)&e->key;
+		for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+			diff |= ew[j] ^ kw[j];
+		if (!diff && e->gen == gen)
+			return e->rule;
+	}
+	best = xdp_flow_search(key);
+	if (e) {
+		e->gen = gen;
+		e->key = *key;
+		e->rule = best;
+	}
+	return best;
 }
 
 static __always_inline void count(__u32 rule_id, __u64 bytes)
@@ -1025,7 +1098,7 @@ int xdp_flow(struct xdp_md *ctx)
 	key.ifindex = ctx->ingress_ifindex;
 
 	for (hops = 0; hops <= XDP_FLOW_MAX_GOTOS; hops++) {
-		ret = xdp_flow_lookup(&key);
+		ret = xf_cfg_floor ? 0 : xdp_flow_lookup(&key);
 		if (ret < 0)
 			return XDP_PASS;
 		rule_id = ret;

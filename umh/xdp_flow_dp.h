@@ -13,6 +13,11 @@
  *                ARRAY of one struct xdp_flow_mask_list)
  *   xf_rule_defs HASH, rule id -> struct xdp_flow_rule as the module sent it;
  *                read only by the helper, to rebuild its tables on restart
+ *   xf_gen       ARRAY of one __u64: the tables' generation, bumped by the
+ *                helper after every change that may change a lookup
+ *
+ * Not pinned: xf_emc, the exact-match cache (PERCPU_ARRAY of struct
+ * xdp_flow_emc_entry), valid only for entries of the current generation.
  */
 #ifndef _XDP_FLOW_DP_H
 #define _XDP_FLOW_DP_H
@@ -57,6 +62,23 @@ struct xdp_flow_mask_list {
 	__u32	count;
 	__u32	pad;
 	struct xdp_flow_dp_mask masks[XDP_FLOW_MAX_MASKS];
+};
+
+/*
+ * The exact-match cache: per CPU, direct-mapped by a hash of the whole
+ * parsed key, the result of the tuple-space search for that key (a rule
+ * id, or -1 for none). An entry counts only while its @gen is the current
+ * generation; 0 is never a current generation, so zeroed entries never
+ * count.
+ */
+#define XDP_FLOW_EMC_BITS	11
+#define XDP_FLOW_EMC_ENTRIES	(1u << XDP_FLOW_EMC_BITS)
+
+struct xdp_flow_emc_entry {
+	__u64	gen;
+	struct xdp_flow_key key;
+	__s32	rule;
+	__u32	pad;
 };
 
 #endif /* _XDP_FLOW_DP_H */

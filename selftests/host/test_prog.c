@@ -7,8 +7,10 @@
  *
  * Output: one "ok - ..." / "not ok - ... # reason" line per check group.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,8 @@
 #include <bpf/libbpf.h>
 
 #include "umh.h"
+#include "xdp_flow_dp.h"
+#include "xdp_flow.skel.h"
 
 #define IFINDEX		1	/* lo: BPF_PROG_TEST_RUN wants a real device */
 #define NO_RULE		(~0u)
@@ -629,6 +633,97 @@ static void test_same_key(void)
 	del_all();
 }
 
+static __u64 gen_get(void)
+{
+	__u64 gen = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xf_gen), &(__u32){ 0 },
+			    &gen);
+	return gen;
+}
+
+static void gen_set(__u64 gen)
+{
+	bpf_map_update_elem(bpf_map__fd(skel->maps.xf_gen), &(__u32){ 0 },
+			    &gen, BPF_ANY);
+}
+
+/* Cache entries of generation @gen, on any CPU, that name rule @rule. */
+static int emc_entries(__u64 gen, int rule)
+{
+	int ncpus = libbpf_num_possible_cpus(), n = 0, c;
+	struct xdp_flow_emc_entry *v = calloc(ncpus, sizeof(*v));
+	__u32 i;
+
+	for (i = 0; v && i < XDP_FLOW_EMC_ENTRIES; i++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xf_emc), &i, v))
+			break;
+		for (c = 0; c < ncpus; c++)
+			n += v[c].gen == gen && v[c].rule == rule;
+	}
+	free(v);
+	return n;
+}
+
+/*
+ * The exact-match cache answers a flow it saw, and every table change makes
+ * its answers stale. Shown by undoing a generation bump: the cache then
+ * serves the answer from before the change, which proves it is consulted
+ * and that the generation alone guards it.
+ */
+static void test_emc(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.7", 1, 2);
+	cpu_set_t all, one;
+	__u64 g0, g1;
+
+	/* The cache is per CPU: every frame of this test on the same one. */
+	CPU_ZERO(&one);
+	if (sched_getaffinity(0, sizeof(all), &all)) {
+		fail("sched_getaffinity: %s", strerror(errno));
+		return;
+	}
+	CPU_SET(sched_getcpu(), &one);
+	if (sched_setaffinity(0, sizeof(one), &one)) {
+		fail("sched_setaffinity: %s", strerror(errno));
+		return;
+	}
+	add("id=1 prio=5 dev=%d dst_ip=10.0.0.7 action=drop", IFINDEX);
+	expect("cached", &f, XDP_DROP, 1, 1, tcb(&f));
+	g0 = gen_get();
+	if (!g0 || emc_entries(g0, 1) != 1)
+		fail("no cache entry of generation %llu for rule 1 (%d)",
+		     (unsigned long long)g0, emc_entries(g0, 1));
+	add("id=2 prio=3 dev=%d dst_ip=10.0.0.0/24 action=redirect:%d",
+	    IFINDEX, IFINDEX);
+	g1 = gen_get();
+	if (g1 <= g0)
+		fail("adding a rule left the generation at %llu",
+		     (unsigned long long)g1);
+	gen_set(g0);
+	expect("stale generation: the cached answer", &f, XDP_DROP, 1, 1,
+	       tcb(&f));
+	gen_set(g1);
+	expect("current generation: the new rule", &f, XDP_REDIRECT, 2, 1,
+	       tcb(&f));
+	expect("the new answer cached", &f, XDP_REDIRECT, 2, 1, tcb(&f));
+	if (emc_entries(g1, 2) != 1)
+		fail("no cache entry of generation %llu for rule 2",
+		     (unsigned long long)g1);
+	del(2);
+	expect("deleted: the old rule again", &f, XDP_DROP, 1, 1, tcb(&f));
+	f = udp4("10.9.9.9", "10.0.0.8", 1, 2);
+	expect("a miss, cached", &f, XDP_PASS, NO_RULE, 0, 0);
+	if (emc_entries(gen_get(), -1) < 1)
+		fail("the miss is not cached");
+	add("id=3 prio=9 dev=%d dst_ip=10.0.0.8 action=drop", IFINDEX);
+	expect("the cached miss is stale after an add", &f, XDP_DROP, 3, 1,
+	       tcb(&f));
+	log_test("exact-match cache: hits and misses cached, stale after every change");
+	del_all();
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
 static void test_software(void)
 {
 	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
@@ -944,6 +1039,7 @@ int main(int argc, char **argv)
 	test_prio(false);
 	test_prio(true);
 	test_same_key();
+	test_emc();
 	test_software();
 	test_malformed_frames();
 	test_options_frags();
