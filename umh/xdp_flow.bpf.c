@@ -447,15 +447,20 @@ static int xdp_flow_search(struct xdp_flow_key *key)
 	return lc.best;
 }
 
-/* Multiplicative hash of the key's words; the top bits index the cache. */
+/*
+ * Multiplicative hash of the key's words: each word times an odd constant
+ * of its own, summed (the multiplications do not wait for each other),
+ * folded and mixed once more; the top bits index the cache.
+ */
 static __always_inline __u32 emc_index(const __u64 *kw)
 {
 	__u64 h = 0;
 	__u32 j;
 
 	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-		h = (((h << 5) | (h >> 59)) ^ kw[j]) * 0x9e3779b97f4a7c15ULL;
-	return h >> (64 - XDP_FLOW_EMC_BITS);
+		h += kw[j] * (0x9e3779b97f4a7c15ULL + 2 * j);
+	h ^= h >> 29;
+	return (h * 0xbf58476d1ce4e5b9ULL) >> (64 - XDP_FLOW_EMC_BITS);
 }
 
 /*
