@@ -12,6 +12,7 @@
  */
 #include <linux/idr.h>
 #include <linux/jiffies.h>
+#include <linux/rhashtable.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -85,19 +86,25 @@ static void xdp_flow_mask_put(struct xdp_flow_mask_ref *ref)
 
 /* --- entries --- */
 
+/* Every lookup holds xdp_flow_lock: an entry may be freed once removed. */
+static const struct rhashtable_params xdp_flow_cookie_params = {
+	.key_len = sizeof(unsigned long),
+	.key_offset = offsetof(struct xdp_flow_entry, cookie),
+	.head_offset = offsetof(struct xdp_flow_entry, node),
+	.automatic_shrinking = true,
+};
+
 static struct xdp_flow_entry *
 xdp_flow_entry_find(struct xdp_flow_binding *b, unsigned long cookie)
 {
-	struct xdp_flow_entry *entry;
-
-	list_for_each_entry(entry, &b->entries, list)
-		if (entry->cookie == cookie)
-			return entry;
-	return NULL;
+	return rhashtable_lookup_fast(&b->cookies, &cookie,
+				      xdp_flow_cookie_params);
 }
 
 static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
 {
+	rhashtable_remove_fast(&entry->binding->cookies, &entry->node,
+			       xdp_flow_cookie_params);
 	list_del(&entry->list);
 	xdp_flow_mask_put(entry->mask);
 	ida_free(&xdp_flow_ids, entry->rule.id);
@@ -330,6 +337,14 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	entry->binding = b;
 	entry->cookie = f->cookie;
 	entry->rule.id = id;
+	err = rhashtable_insert_fast(&b->cookies, &entry->node,
+				     xdp_flow_cookie_params);
+	if (err) {
+		xdp_flow_mask_put(entry->mask);
+		ida_free(&xdp_flow_ids, id);
+		kfree(entry);
+		return err;
+	}
 	list_add_tail(&entry->list, &b->entries);
 
 	target.dev = b->dev;
@@ -514,6 +529,7 @@ static void xdp_flow_block_release(void *cb_priv)
 	}
 	list_del(&b->list);
 	mutex_unlock(&xdp_flow_lock);
+	rhashtable_destroy(&b->cookies);
 	kfree(b);
 }
 
@@ -533,6 +549,10 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
+	if (rhashtable_init(&b->cookies, &xdp_flow_cookie_params)) {
+		kfree(b);
+		return -ENOMEM;
+	}
 	b->dev = dev;
 	b->ifindex = dev->ifindex;
 	b->block = bo->block;
@@ -550,6 +570,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 					    xdp_flow_block_release, bo, dev,
 					    sch, data, NULL, cleanup);
 	if (IS_ERR(block_cb)) {
+		rhashtable_destroy(&b->cookies);
 		kfree(b);
 		return PTR_ERR(block_cb);
 	}

@@ -6,6 +6,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/rhashtable-types.h>
 #include <linux/types.h>
 #include <net/flow_offload.h>
 #include <uapi/linux/xdp_flow.h>
@@ -43,6 +44,7 @@ struct xdp_flow_dev {
  * @ifindex: its ifindex
  * @block: TC's (or nftables') flow block
  * @entries: the rules offered on this block (struct xdp_flow_entry)
+ * @cookies: the same rules by TC's (or nftables') cookie
  * @masks: flower masks of those rules, to rank rules of equal prio
  * @next_rank: rank of the next new flower mask
  * @unseen_rules: the block may hold rules the module was never offered
@@ -55,6 +57,7 @@ struct xdp_flow_binding {
 	int ifindex;
 	struct flow_block *block;
 	struct list_head entries;
+	struct rhashtable cookies;
 	struct list_head masks;
 	u32 next_rank;
 	bool unseen_rules;
@@ -75,6 +78,7 @@ enum xdp_flow_entry_kind {
 /**
  * struct xdp_flow_entry - a rule offered by TC, offloaded or not
  * @list: in the binding's entries
+ * @node: in the binding's cookies
  * @binding: the block and device it was offered on
  * @cookie: TC's cookie
  * @mask: the flower mask it belongs to (ranks equal prios)
@@ -90,6 +94,7 @@ enum xdp_flow_entry_kind {
  */
 struct xdp_flow_entry {
 	struct list_head list;
+	struct rhash_head node;
 	struct xdp_flow_binding *binding;
 	unsigned long cookie;
 	struct xdp_flow_mask_ref *mask;
