@@ -8,13 +8,14 @@
 #   make install         module, helper and CLI under $(PREFIX)
 #   make test            the whole test suite (see README.md)
 #   make demo            the demonstration (see README.md)
+#   make bench           every benchmark, one results table (bench/README.md)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 DESTDIR ?=
 
-.PHONY: all module umh cli install clean test demo
+.PHONY: all module umh cli install clean test demo bench
 
 all: module umh cli
 
@@ -46,3 +47,6 @@ test:
 
 demo:
 	tools/demo.sh
+
+bench:
+	bench/run.sh

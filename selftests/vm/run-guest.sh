@@ -18,7 +18,7 @@
 #      XF_VNG_OPTS       extra vng options (word-split)
 #      XF_RESULTS        results folder shared with the guest
 #      XF_FILTER, XF_TEST_TIMEOUT, XF_HELPER_WAIT, XF_VERBOSE, CI,
-#      XF_DIFF_CASES, XF_DIFF_SEED, XF_DIFF_LANES: passed
+#      XF_DIFF_CASES, XF_DIFF_SEED, XF_DIFF_LANES, XF_BENCH_QUICK: passed
 #      into the guest
 
 set -uo pipefail
@@ -73,7 +73,7 @@ trap 'rm -f "$script" "$started"' EXIT
 	echo "export XF_SERIES=$(q "$series") XF_RESULTS=$(q "$results")" \
 	     "XF_ROOT=$(q "$XF_TOP") XF_KVER=$(q "$KVER")"
 	for v in XF_FILTER XF_TEST_TIMEOUT XF_HELPER_WAIT XF_VERBOSE CI \
-		 XF_DIFF_CASES XF_DIFF_SEED XF_DIFF_LANES; do
+		 XF_DIFF_CASES XF_DIFF_SEED XF_DIFF_LANES XF_BENCH_QUICK; do
 		[ -n "${!v+x}" ] && echo "export $v=$(q "${!v}")"
 	done
 	echo "cd $(q "$XF_TOP") || exit 125"
