@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -89,8 +90,14 @@ struct table {
 	__u32 barrier_seq;
 	__u32 *del_barrier;
 	__u64 gen;			/* the value last written to xf_gen */
+	volatile __u64 *gen_map;	/* xf_gen's value, mapped */
+	/* Ids whose counters may not be zero: a rule had the id since the
+	 * counters were last zeroed.
+	 */
+	bool *counters_dirty;
 	struct xdp_flow_dp_counter *zero_counters;	/* one per CPU */
 	struct xdp_flow_dp_counter *percpu_buf;		/* one per CPU */
+	struct texp *exp;		/* XDP_FLOW_MAX_RULE_ENTRIES, for adds */
 };
 
 /* --- field names, for error messages --- */
@@ -603,22 +610,58 @@ static int barrier(struct table *t)
  */
 static int gen_bump(struct table *t)
 {
-	__u32 zero = 0;
-	__u64 gen = t->gen + 1;
-
-	if (bpf_map_update_elem(t->gen_fd, &zero, &gen, BPF_ANY)) {
-		pr_err("cannot bump the table generation: %s", strerror(errno));
-		return -errno;
-	}
-	t->gen = gen;
+	/*
+	 * xf_gen is mapped: one aligned 64-bit store, no system call. The map
+	 * updates this orders after were system calls, and whatever must
+	 * follow it (a barrier before an id is reused) is one too.
+	 */
+	t->gen++;
+	__atomic_store_n(t->gen_map, t->gen, __ATOMIC_RELEASE);
 	return 0;
 }
 
+/* Zeroes rule @id's counters, unless they are zero already. */
 static int counters_zero(struct table *t, __u32 id)
 {
-	if (bpf_map_update_elem(t->counters_fd, &id, t->zero_counters, BPF_ANY))
+	if (t->counters_dirty[id] &&
+	    bpf_map_update_elem(t->counters_fd, &id, t->zero_counters, BPF_ANY))
 		return -errno;
+	t->counters_dirty[id] = true;	/* the rule will count */
 	return 0;
+}
+
+/*
+ * Zeroes the counters of every id no rule has, so that adding a rule need
+ * not: a previous helper may have left counts behind. Called after a list
+ * swap, so no XDP reader still holds an id of a rule gone before it.
+ */
+static void counters_zero_free(struct table *t)
+{
+	size_t chunk = 65536 / t->ncpus ?: 1, n, i;
+	__u32 *keys = calloc(chunk, sizeof(*keys));
+	void *vals = calloc(chunk * t->ncpus, sizeof(*t->zero_counters));
+	__u32 id = 0, count;
+
+	if (!keys || !vals)
+		goto out;
+	while (id < XDP_FLOW_MAX_RULES) {
+		for (n = 0; n < chunk && id < XDP_FLOW_MAX_RULES; id++) {
+			if (!t->rules[id])
+				keys[n++] = id;
+		}
+		count = n;
+		if (count && bpf_map_update_batch(t->counters_fd, keys, vals,
+						  &count, NULL)) {
+			pr_info("cannot zero free counters: %s; zeroing one rule at a time",
+				strerror(errno));
+			goto out;
+		}
+		for (i = 0; i < n; i++)
+			t->counters_dirty[keys[i]] = false;
+	}
+out:
+	free(keys);
+	free(vals);
 }
 
 /* --- add and delete --- */
@@ -779,24 +822,20 @@ int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 		return 0;
 	}
 
-	exp = calloc(XDP_FLOW_MAX_RULE_ENTRIES, sizeof(*exp));
-	if (!exp)
-		return -ENOMEM;
+	exp = t->exp;
 	n = rule_expand(rule, exp);
 	if (n < 0) {
 		snprintf(msg, len, "port ranges %u-%u/%u-%u need more than %u masked entries",
 			 rule->l4_src_range.min, rule->l4_src_range.max,
 			 rule->l4_dst_range.min, rule->l4_dst_range.max,
 			 XDP_FLOW_MAX_RULE_ENTRIES);
-		err = n;
-		goto out_free;
+		return n;
 	}
 	/* Refuse before touching anything: a failed add loses nothing. */
 	if (masks_after(t, old, exp, n) > XDP_FLOW_MAX_MASKS) {
 		snprintf(msg, len, "mask table full (%u masks)",
 			 XDP_FLOW_MAX_MASKS);
-		err = -ENOSPC;
-		goto out_free;
+		return -ENOSPC;
 	}
 	r = calloc(1, sizeof(*r) + n * sizeof(r->entries[0]));
 	if (!r) {
@@ -829,8 +868,6 @@ out:
 	if (err)
 		snprintf(msg, len, "adding rule %u: %s", rule->id,
 			 strerror(-err));
-out_free:
-	free(exp);
 	return err;
 }
 
@@ -1125,6 +1162,7 @@ int table_recover(struct table *t)
 	if (err)
 		return err;
 	recover_prune(t);
+	counters_zero_free(t);
 	err = gen_bump(t);
 	if (err)
 		return err;
@@ -1148,12 +1186,18 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 	t->rules = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->rules));
 	t->del_barrier = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->del_barrier));
 	t->buckets = calloc(FLOW_BUCKETS, sizeof(*t->buckets));
+	t->exp = calloc(XDP_FLOW_MAX_RULE_ENTRIES, sizeof(*t->exp));
+	t->counters_dirty = malloc(XDP_FLOW_MAX_RULES *
+				   sizeof(*t->counters_dirty));
+	if (t->counters_dirty)
+		memset(t->counters_dirty, 1, XDP_FLOW_MAX_RULES *
+		       sizeof(*t->counters_dirty));
 	if (t->ncpus > 0) {
 		t->zero_counters = calloc(t->ncpus, sizeof(*t->zero_counters));
 		t->percpu_buf = calloc(t->ncpus, sizeof(*t->percpu_buf));
 	}
 	if (!t->rules || !t->del_barrier || !t->buckets || !t->zero_counters ||
-	    !t->percpu_buf) {
+	    !t->percpu_buf || !t->counters_dirty || !t->exp) {
 		table_free(t);
 		return NULL;
 	}
@@ -1163,12 +1207,17 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 	t->masks_fd = bpf_map__fd(skel->maps.xf_masks);
 	t->defs_fd = bpf_map__fd(skel->maps.xf_rule_defs);
 	t->gen_fd = bpf_map__fd(skel->maps.xf_gen);
-	/* Pinned: go on from a previous helper's generation. */
-	if (bpf_map_lookup_elem(t->gen_fd, &(__u32){ 0 }, &t->gen) ||
-	    gen_bump(t)) {
+	t->gen_map = mmap(NULL, sizeof(__u64), PROT_READ | PROT_WRITE,
+			  MAP_SHARED, t->gen_fd, 0);
+	if (t->gen_map == MAP_FAILED) {
+		pr_err("cannot map xf_gen: %s", strerror(errno));
+		t->gen_map = NULL;
 		table_free(t);
 		return NULL;
 	}
+	/* Pinned: go on from a previous helper's generation. */
+	t->gen = *t->gen_map;
+	gen_bump(t);
 	t->barrier_seq = 1;	/* del_barrier[] starts at 0: no wait needed */
 	t->epoch = 1;
 	return t;
@@ -1185,6 +1234,10 @@ void table_free(struct table *t)
 			free(t->rules[i]);
 	if (t->list_fd >= 0)
 		close(t->list_fd);
+	if (t->gen_map)
+		munmap((void *)t->gen_map, sizeof(__u64));
+	free(t->counters_dirty);
+	free(t->exp);
 	free(t->rules);
 	free(t->del_barrier);
 	free(t->buckets);

@@ -101,6 +101,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* the helper bumps it in place */
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_gen SEC(".maps");
 

@@ -15,6 +15,7 @@
  *                read only by the helper, to rebuild its tables on restart
  *   xf_gen       ARRAY of one __u64: the tables' generation, bumped by the
  *                helper after every change that may change a lookup
+ *                (mmapable: the helper stores to it without a system call)
  *
  * Not pinned: xf_emc, the exact-match cache (PERCPU_ARRAY of struct
  * xdp_flow_emc_entry), valid only for entries of the current generation.
