@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * XDP attachments, one bpf_link per device, pinned at
+ * Datapath attachments, one bpf_link per device (XDP, or the TC hook's
+ * program at ingress through tcx), pinned at
  * <pin dir>/link_<ifindex> so that the program stays on the device when the
  * helper dies and a new helper finds (and reuses) the link.
  *
@@ -25,6 +26,10 @@
 
 #define XF_MAX_LINKS	1024
 
+/* tcx (6.6): newer than the uapi headers this may be built with. */
+#define XF_BPF_TCX_INGRESS	46
+#define XF_BPF_LINK_TYPE_TCX	11
+
 struct dev_link {
 	__u32 ifindex;
 	__u32 xdp_mode;
@@ -43,7 +48,7 @@ struct job {
 };
 
 struct attach {
-	int prog_fd;
+	int prog_fd, tc_prog_fd;
 	const char *pin_dir;		/* NULL: no pinning */
 	unsigned int epoch;
 	struct dev_link links[XF_MAX_LINKS];
@@ -96,21 +101,39 @@ static int link_destroy(struct attach *a, struct dev_link *l)
 	return err;
 }
 
-static __u32 xdp_flags_of(__u32 xdp_mode)
+static const char *mode_name(__u32 xdp_mode)
 {
-	return xdp_mode == XDP_FLOW_XDP_MODE_GENERIC ? XDP_FLAGS_SKB_MODE :
-						       XDP_FLAGS_DRV_MODE;
+	switch (xdp_mode) {
+	case XDP_FLOW_XDP_MODE_NATIVE:
+		return "xdp native";
+	case XDP_FLOW_XDP_MODE_GENERIC:
+		return "xdp generic";
+	case XDP_FLOW_XDP_MODE_TC:
+		return "tc (tcx ingress)";
+	}
+	return "?";
+}
+
+static int link_create(struct attach *a, __u32 ifindex, __u32 xdp_mode)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts);
+
+	if (xdp_mode == XDP_FLOW_XDP_MODE_TC)
+		return bpf_link_create(a->tc_prog_fd, ifindex,
+				       XF_BPF_TCX_INGRESS, NULL);
+	opts.flags = xdp_mode == XDP_FLOW_XDP_MODE_GENERIC ?
+		     XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	return bpf_link_create(a->prog_fd, ifindex, BPF_XDP, &opts);
 }
 
 static int do_attach(struct attach *a, __u32 ifindex, __u32 xdp_mode,
 		     char *msg, size_t len)
 {
-	LIBBPF_OPTS(bpf_link_create_opts, opts);
 	struct dev_link *l = link_find(a, ifindex);
 	char path[256];
 	int fd, err;
 
-	if (xdp_mode > XDP_FLOW_XDP_MODE_GENERIC) {
+	if (xdp_mode > XDP_FLOW_XDP_MODE_TC) {
 		snprintf(msg, len, "unknown xdp mode %u", xdp_mode);
 		return -EINVAL;
 	}
@@ -131,14 +154,13 @@ static int do_attach(struct attach *a, __u32 ifindex, __u32 xdp_mode,
 		return -ENOSPC;
 	}
 
-	opts.flags = xdp_flags_of(xdp_mode);
-	fd = bpf_link_create(a->prog_fd, ifindex, BPF_XDP, &opts);
+	fd = link_create(a, ifindex, xdp_mode);
 	if (fd < 0) {
 		err = -errno;
-		snprintf(msg, len, "attaching XDP (%s mode) to ifindex %u: %s",
-			 xdp_mode == XDP_FLOW_XDP_MODE_GENERIC ? "generic" :
-								 "native",
-			 ifindex, strerror(-err));
+		snprintf(msg, len, "attaching %s to ifindex %u: %s%s",
+			 mode_name(xdp_mode), ifindex, strerror(-err),
+			 xdp_mode == XDP_FLOW_XDP_MODE_TC && err == -EINVAL ?
+			 " (tcx needs Linux 6.6 or later)" : "");
 		return err;
 	}
 	if (a->pin_dir) {
@@ -158,8 +180,7 @@ static int do_attach(struct attach *a, __u32 ifindex, __u32 xdp_mode,
 	l->xdp_mode = xdp_mode;
 	l->fd = fd;
 	l->epoch = a->epoch;
-	pr_info("attached to ifindex %u (%s)", ifindex,
-		xdp_mode == XDP_FLOW_XDP_MODE_GENERIC ? "generic" : "native");
+	pr_info("attached to ifindex %u (%s)", ifindex, mode_name(xdp_mode));
 	return 0;
 }
 
@@ -330,25 +351,33 @@ static void recover_link(struct attach *a, const char *name)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return;
+	/* A tcx link's info starts with the ifindex too (info.tcx). */
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    info.type != BPF_LINK_TYPE_XDP || info.xdp.ifindex != ifindex) {
+	    (info.type != BPF_LINK_TYPE_XDP &&
+	     info.type != XF_BPF_LINK_TYPE_TCX) ||
+	    info.xdp.ifindex != ifindex) {
 		/* The device went away (or worse): nothing to keep. */
 		pr_info("removing dead link %s", path);
 		unlink(path);
 		close(fd);
 		return;
 	}
-	if (bpf_link_update(fd, a->prog_fd, NULL))
-		pr_err("cannot update link %s to the new program: %s", path,
-		       strerror(errno));
 	l = &a->links[a->nr_links++];
 	l->ifindex = ifindex;
 	l->fd = fd;
 	l->epoch = 0;
 	l->xdp_mode = XDP_FLOW_XDP_MODE_NATIVE;
-	if (!bpf_xdp_query(ifindex, 0, &q) && q.attach_mode == XDP_ATTACHED_SKB)
+	if (info.type == XF_BPF_LINK_TYPE_TCX)
+		l->xdp_mode = XDP_FLOW_XDP_MODE_TC;
+	else if (!bpf_xdp_query(ifindex, 0, &q) &&
+		 q.attach_mode == XDP_ATTACHED_SKB)
 		l->xdp_mode = XDP_FLOW_XDP_MODE_GENERIC;
-	pr_info("kept the XDP link of ifindex %u", ifindex);
+	if (bpf_link_update(fd, l->xdp_mode == XDP_FLOW_XDP_MODE_TC ?
+			    a->tc_prog_fd : a->prog_fd, NULL))
+		pr_err("cannot update link %s to the new program: %s", path,
+		       strerror(errno));
+	pr_info("kept the link of ifindex %u (%s)", ifindex,
+		mode_name(l->xdp_mode));
 }
 
 /* Finds the links a previous helper pinned. */
@@ -369,13 +398,14 @@ int attach_recover(struct attach *a)
 	return 0;
 }
 
-struct attach *attach_new(int prog_fd, const char *pin_dir)
+struct attach *attach_new(int prog_fd, int tc_prog_fd, const char *pin_dir)
 {
 	struct attach *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return NULL;
 	a->prog_fd = prog_fd;
+	a->tc_prog_fd = tc_prog_fd;
 	a->pin_dir = pin_dir;
 	a->epoch = 1;
 	pthread_mutex_init(&a->lock, NULL);

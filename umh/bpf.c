@@ -121,6 +121,12 @@ int dp_prog_fd(struct xdp_flow_bpf *skel)
 	return bpf_program__fd(skel->progs.xdp_flow);
 }
 
+/* The same datapath as a TC-BPF program, for the tc hook. */
+int dp_tc_prog_fd(struct xdp_flow_bpf *skel)
+{
+	return bpf_program__fd(skel->progs.xdp_flow_tc);
+}
+
 void dp_close(struct xdp_flow_bpf *skel)
 {
 	xdp_flow_bpf__destroy(skel);

@@ -5,7 +5,7 @@
  * turned into the same struct umh_request the generic netlink transport
  * builds, and served by the same code.
  *
- *   attach <dev|ifindex> [generic]      detach <dev|ifindex>
+ *   attach <dev|ifindex> [generic|tc]   detach <dev|ifindex>
  *   add id=N (prio=P | order=O) [software] [dev=D | ifindex=I]
  *       [dst_mac=M[/M]] [src_mac=M[/M]] [eth_type=T] [vlan_id=V]
  *       [vlan_prio=P] [ip_proto=udp|tcp|sctp|icmp|icmpv6|N] [tos=T[/M]]
@@ -359,6 +359,8 @@ static int parse_line(struct umh *u, char *line, struct umh_request *req,
 		}
 		if (arg2 && strstr(arg2, "generic"))
 			req->xdp_mode = XDP_FLOW_XDP_MODE_GENERIC;
+		else if (arg2 && strstr(arg2, "tc"))
+			req->xdp_mode = XDP_FLOW_XDP_MODE_TC;
 		return 0;
 	}
 	if (!strcmp(cmd, "sync")) {

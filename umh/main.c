@@ -79,7 +79,8 @@ int main(int argc, char **argv)
 	if (!u.skel)
 		return 1;
 	u.table = table_new(u.skel);
-	u.attach = u.table ? attach_new(dp_prog_fd(u.skel), u.pin_dir) : NULL;
+	u.attach = u.table ? attach_new(dp_prog_fd(u.skel),
+					dp_tc_prog_fd(u.skel), u.pin_dir) : NULL;
 	if (!u.table || !u.attach) {
 		pr_err("out of memory");
 		goto out;

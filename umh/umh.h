@@ -36,6 +36,7 @@ struct xdp_flow_bpf *dp_open(const char *pin_dir);
 void dp_close(struct xdp_flow_bpf *skel);
 int dp_unpin(struct xdp_flow_bpf *skel, const char *pin_dir);
 int dp_prog_fd(struct xdp_flow_bpf *skel);
+int dp_tc_prog_fd(struct xdp_flow_bpf *skel);
 
 /* table.c: the flow tables */
 struct table;
@@ -54,7 +55,7 @@ int table_sync(struct table *t, char *msg, size_t len);
 unsigned int table_rule_count(const struct table *t);
 unsigned int table_mask_count(const struct table *t);
 
-/* attach.c: XDP links, done by a worker thread (attaching takes rtnl) */
+/* attach.c: datapath links, done by a worker thread (attaching takes rtnl) */
 struct attach;
 
 typedef void (*attach_done_fn)(void *arg, __u32 seq, int err,
@@ -66,7 +67,7 @@ enum attach_op {
 	ATTACH_OP_SYNC,		/* detach every link not attached since replay */
 };
 
-struct attach *attach_new(int prog_fd, const char *pin_dir);
+struct attach *attach_new(int prog_fd, int tc_prog_fd, const char *pin_dir);
 void attach_free(struct attach *a);
 int attach_recover(struct attach *a);
 void attach_begin_replay(struct attach *a);

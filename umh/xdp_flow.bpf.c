@@ -311,11 +311,15 @@ static __always_inline int parse_arp(void *nh, void *data_end,
  * Fills @key from the frame. Returns PARSE_OK, or the verdict for a frame
  * the program leaves to the stack. *@tc_len is the length TC counts.
  */
-static __always_inline int parse_frame(struct xdp_md *ctx,
+/*
+ * Parses the frame at @data, @len bytes long (of which the headers must be
+ * in @data .. @data_end), into @key. An outer VLAN tag the kernel already
+ * took into skb metadata is in @key when this is called (the TC hook);
+ * otherwise it is read from the frame.
+ */
+static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 				       struct xdp_flow_key *key, __u64 *tc_len)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct vlan_tag *vt;
 	void *nh;
@@ -328,9 +332,9 @@ static __always_inline int parse_frame(struct xdp_md *ctx,
 	proto = eth->h_proto;
 	nh = eth + 1;
 	/* TC sees the frame without its Ethernet header... */
-	*tc_len = (data_end - data) - ETH_HLEN;
+	*tc_len = len - ETH_HLEN;
 
-	if (is_vlan(proto)) {
+	if (is_vlan(proto) && !key->vlan_tpid) {
 		vt = nh;
 		if ((void *)(vt + 1) > data_end)
 			return XDP_PASS;
@@ -340,18 +344,17 @@ static __always_inline int parse_frame(struct xdp_md *ctx,
 		nh = vt + 1;
 		/* ...and without the outer tag, popped into skb metadata. */
 		*tc_len -= sizeof(*vt);
-
-		if (is_vlan(proto)) {
-			vt = nh;
-			if ((void *)(vt + 1) > data_end)
-				return XDP_PASS;
-			key->cvlan_tpid = proto;
-			key->cvlan_tci = vt->tci & ~bpf_htons(VLAN_DEI);
-			proto = vt->encap_proto;
-			nh = vt + 1;
-			if (is_vlan(proto))
-				return XDP_PASS;
-		}
+	}
+	if (is_vlan(proto)) {
+		vt = nh;
+		if ((void *)(vt + 1) > data_end)
+			return XDP_PASS;
+		key->cvlan_tpid = proto;
+		key->cvlan_tci = vt->tci & ~bpf_htons(VLAN_DEI);
+		proto = vt->encap_proto;
+		nh = vt + 1;
+		if (is_vlan(proto))
+			return XDP_PASS;
 	}
 	key->n_proto = proto;
 
@@ -1087,28 +1090,35 @@ __noinline int xdp_flow_edit(struct xdp_md *ctx, __u32 rule_id)
  */
 #define XDP_FLOW_MAX_GOTOS	4
 
-SEC("xdp")
-int xdp_flow(struct xdp_md *ctx)
-{
-	struct xdp_flow_key key __attribute__((aligned(8))) = {};
+/* What the lookup decided for a frame, for either hook to carry out. */
+struct flow_verdict {
+	__u32 rule_id;		/* the rule whose action decides */
+	__u32 n;		/* its number of actions */
+	__u32 ifindex;		/* XDP_REDIRECT: the device */
+	__u32 hops;		/* goto rules that led to it */
 	__u32 path[XDP_FLOW_MAX_GOTOS];
+};
+
+/*
+ * The core both hooks share: finds the rule TC would run for @key,
+ * following goto chains. Returns XDP_DROP or XDP_REDIRECT for the hook to
+ * carry out (then count, with flow_count()), or XDP_PASS: the frame goes
+ * to TC (a miss, a pass action, a rule TC executes itself).
+ */
+static __always_inline int flow_decide(struct xdp_flow_key *key,
+				       struct flow_verdict *v)
+{
 	struct xdp_flow_dp_rule *rule;
 	struct xdp_flow_action *act;
-	__u32 rule_id = 0, n, hops;
-	__u64 tc_len = 0;
+	__u32 n = 0, hops;
 	int ret;
 
-	ret = parse_frame(ctx, &key, &tc_len);
-	if (ret != PARSE_OK)
-		return ret;
-	key.ifindex = ctx->ingress_ifindex;
-
 	for (hops = 0; hops <= XDP_FLOW_MAX_GOTOS; hops++) {
-		ret = xf_cfg_floor ? 0 : xdp_flow_lookup(&key);
+		ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key);
 		if (ret < 0)
 			return XDP_PASS;
-		rule_id = ret;
-		rule = bpf_map_lookup_elem(&xf_rules, &rule_id);
+		v->rule_id = ret;
+		rule = bpf_map_lookup_elem(&xf_rules, &v->rule_id);
 		if (!rule)
 			return XDP_PASS;
 		/* Rules TC executes itself, and "pass", are counted by TC;
@@ -1126,42 +1136,178 @@ int xdp_flow(struct xdp_md *ctx)
 			break;
 		if (n > 1 || hops >= XDP_FLOW_MAX_GOTOS)
 			return XDP_PASS;
-		path[hops] = rule_id;
-		key.chain = act->chain;
+		v->path[hops] = v->rule_id;
+		key->chain = act->chain;
 	}
 	if (hops > XDP_FLOW_MAX_GOTOS)
 		return XDP_PASS;
+	v->hops = hops;
+	v->n = n;
 
 	switch (act->id) {
 	case XDP_FLOW_ACTION_DROP:
 		if (n > 1)
 			return XDP_PASS;
-		break;
+		return XDP_DROP;
 	case XDP_FLOW_ACTION_REDIRECT:
 		if (!act->ifindex)
 			return XDP_PASS;
-		ret = act->ifindex;
-		if (n > 1) {
-			int err = xdp_flow_edit(ctx, rule_id);
-
-			if (err > 0)
-				return XDP_PASS;
-			if (err < 0)
-				return XDP_ABORTED;
-		}
-		break;
-	default:
-		/* PASS, or an entry caught while being cleared. */
-		return XDP_PASS;
+		v->ifindex = act->ifindex;
+		return XDP_REDIRECT;
 	}
+	/* PASS, or an entry caught while being cleared. */
+	return XDP_PASS;
+}
+
+/* Counts a frame of @tc_len bytes (as TC counts it) that @v handled. */
+static __always_inline void flow_count(const struct flow_verdict *v,
+				       __u64 tc_len)
+{
+	__u32 n;
 
 	for (n = 0; n < XDP_FLOW_MAX_GOTOS; n++) {
-		if (n >= hops)
+		if (n >= v->hops)
 			break;
-		count(path[n], tc_len);
+		count(v->path[n], tc_len);
 	}
-	count(rule_id, tc_len);
-	return act->id == XDP_FLOW_ACTION_DROP ? XDP_DROP : bpf_redirect(ret, 0);
+	count(v->rule_id, tc_len);
+}
+
+SEC("xdp")
+int xdp_flow(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xdp_flow_key key __attribute__((aligned(8))) = {};
+	struct flow_verdict v = {};
+	__u64 tc_len = 0;
+	int ret;
+
+	ret = parse_frame(data, data_end, data_end - data, &key, &tc_len);
+	if (ret != PARSE_OK)
+		return ret;
+	key.ifindex = ctx->ingress_ifindex;
+
+	ret = flow_decide(&key, &v);
+	if (ret == XDP_PASS)
+		return XDP_PASS;
+	if (ret == XDP_REDIRECT && v.n > 1) {
+		int err = xdp_flow_edit(ctx, v.rule_id);
+
+		if (err > 0)
+			return XDP_PASS;
+		if (err < 0)
+			return XDP_ABORTED;
+	}
+	flow_count(&v, tc_len);
+	return ret == XDP_DROP ? XDP_DROP : bpf_redirect(v.ifindex, 0);
+}
+
+/* ------------------------------------------------------------ the TC hook
+ *
+ * The same core at TC ingress (attached through tcx, ahead of the classic
+ * filters), for devices where frames arrive as skbs anyway (veth, tap):
+ * there XDP would cost every other packet a conversion. Differences: the
+ * kernel has already moved the outer VLAN tag into skb metadata, rewrites
+ * go through skb helpers, and the frame TC should see is handed on with
+ * TCX_NEXT (the classic filters run next, exactly as without xdp_flow).
+ */
+#ifndef TCX_NEXT
+#define TCX_NEXT	-1
+#endif
+#define TC_ACT_SHOT	2
+
+/*
+ * Applies rule @rule_id's rewrites to @skb: VLAN push, pop and modify, with
+ * the skb helpers that TC's vlan action uses. Returns 0 when done, 1 when
+ * the frame is left to TC untouched (a rewrite the hook does not do here:
+ * pedit and csum), -1 when a rewrite failed half-way (drop the frame).
+ */
+static __always_inline int tc_edit(struct __sk_buff *skb, __u32 rule_id)
+{
+	struct xdp_flow_dp_rule *rule;
+	struct xdp_flow_action *a;
+	__u32 i, n, tci;
+
+	rule = bpf_map_lookup_elem(&xf_rules, &rule_id);
+	if (!rule)
+		return 1;
+	n = rule->nr_actions;
+	if (n < 2 || n > XDP_FLOW_MAX_ACTIONS)
+		return 1;
+	n--;
+	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
+		if (i >= n)
+			break;
+		a = &rule->actions[i];
+		if (a->id != XDP_FLOW_ACTION_VLAN_PUSH &&
+		    a->id != XDP_FLOW_ACTION_VLAN_POP &&
+		    a->id != XDP_FLOW_ACTION_VLAN_MODIFY)
+			return 1;
+	}
+	/*
+	 * At ingress the outermost tag of a tagged frame is always in
+	 * metadata, and skb_vlan_pop() moves the next one there: so pop then
+	 * push is TC's modify, and each step does what act_vlan does.
+	 */
+	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
+		if (i >= n)
+			break;
+		a = &rule->actions[i];
+		switch (a->id) {
+		case XDP_FLOW_ACTION_VLAN_PUSH:
+			if (bpf_skb_vlan_push(skb, a->vlan.proto, a->vlan.tci))
+				return -1;
+			break;
+		case XDP_FLOW_ACTION_VLAN_POP:
+			if (bpf_skb_vlan_pop(skb))
+				return -1;
+			break;
+		case XDP_FLOW_ACTION_VLAN_MODIFY:
+			if (!skb->vlan_present)
+				break;	/* TC: no tag, nothing to modify */
+			tci = (skb->vlan_tci & a->vlan.keep) | a->vlan.tci;
+			if (bpf_skb_vlan_pop(skb) ||
+			    bpf_skb_vlan_push(skb, a->vlan.proto, tci))
+				return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
+SEC("tc")
+int xdp_flow_tc(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	struct xdp_flow_key key __attribute__((aligned(8))) = {};
+	struct flow_verdict v = {};
+	__u64 tc_len = 0;
+	int ret;
+
+	if (skb->vlan_present) {
+		key.vlan_tpid = skb->vlan_proto;
+		key.vlan_tci = bpf_htons(skb->vlan_tci & ~VLAN_DEI);
+	}
+	ret = parse_frame(data, data_end, skb->len, &key, &tc_len);
+	if (ret != PARSE_OK)
+		return TCX_NEXT;
+	key.ifindex = skb->ingress_ifindex;
+
+	ret = flow_decide(&key, &v);
+	if (ret == XDP_PASS)
+		return TCX_NEXT;
+	if (ret == XDP_REDIRECT && v.n > 1) {
+		int err = tc_edit(skb, v.rule_id);
+
+		if (err > 0)
+			return TCX_NEXT;
+		if (err < 0)
+			return TC_ACT_SHOT;
+	}
+	flow_count(&v, tc_len);
+	return ret == XDP_DROP ? TC_ACT_SHOT : bpf_redirect(v.ifindex, 0);
 }
 
 char LICENSE[] SEC("license") = "GPL";

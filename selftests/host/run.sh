@@ -3,7 +3,8 @@
 #
 # Host tests of the helper and its XDP program (no module, no guest):
 #   test_prog      packet fixtures through BPF_PROG_TEST_RUN
-#   test_veth.sh   the helper driven directly, real packets over veth
+#   test_veth.sh   the helper driven directly, real packets over veth (with
+#                  each hook: XDP, and TC through tcx where the kernel has it)
 #   test_genl.sh   the generic netlink transport without a module
 # Builds umh/ first. Exits non-zero if any test failed.
 
@@ -39,5 +40,12 @@ run()
 
 run test_prog "$HERE/test_prog" "$@"
 run test_veth.sh bash "$HERE/test_veth.sh"
+# The TC hook attaches through tcx: Linux 6.6 and later.
+kver=$(uname -r)
+if [ "$(printf '%s\n' 6.6 "${kver%%-*}" | sort -V | head -n 1)" = 6.6 ]; then
+	XF_HOOK=tc run "test_veth.sh (tc hook)" bash "$HERE/test_veth.sh"
+else
+	echo "ok - test_veth.sh (tc hook) # SKIP kernel $kver has no tcx (6.6+)"
+fi
 [ -f "$HERE/test_genl.sh" ] && run test_genl.sh bash "$HERE/test_genl.sh"
 exit $rc

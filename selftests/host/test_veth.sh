@@ -12,6 +12,8 @@
 # instead; xfh_r0 has xfh_m0's MAC address and d's IP address, so it takes
 # them as its own. The helper runs in xfh_m's network namespace (nsenter:
 # the mount namespace, and so /sys/fs/bpf, stays the host's).
+#
+# XF_HOOK=tc: the same through the TC hook (tcx, Linux 6.6 or later).
 
 source "$(dirname "$0")/../lib.sh"
 
@@ -22,6 +24,9 @@ N=20
 PAYLOAD=100
 BYTES=$((N * (20 + 8 + PAYLOAD)))	# TC counts from the IP header
 UMH_PID=
+HOOK=${XF_HOOK:-xdp}
+MODE=		# the attach command's mode word
+[ "$HOOK" = tc ] && MODE=tc
 
 require_root
 require_cmd nsenter
@@ -121,9 +126,16 @@ traffic()
 	rm -rf "$tmp"
 }
 
-xdp_on_dev()
+# dp_on_dev: the datapath is on xfh_m0 (for tc: a tcx link exists, which
+# only this test's helper makes here).
+dp_on_dev()
 {
-	ip -n xfh_m -d link show dev xfh_m0 | grep -q "prog/xdp"
+	if [ "$HOOK" = tc ]; then
+		bpftool -j link list |
+			jq -e '[.[] | select(.type == 11 or .type == "tcx")] | length > 0' >/dev/null
+	else
+		ip -n xfh_m -d link show dev xfh_m0 | grep -q "prog/xdp"
+	fi
 }
 
 LOG=$(mktemp /tmp/xfh_umh.XXXXXX.log)
@@ -143,13 +155,15 @@ log_test "control: traffic s -> d is routed"
 
 RET=0
 umh_start
-umh attach xfh_m0
+umh attach xfh_m0 $MODE
 check_err $? "attach: $REPLY"
-xdp_on_dev
-check_err $? "no XDP program on xfh_m0"
+dp_on_dev
+check_err $? "no $HOOK program on xfh_m0"
 [ -e "$PIN/link_$(ip netns exec xfh_m cat /sys/class/net/xfh_m0/ifindex)" ]
 check_err $? "link not pinned"
-log_test "helper attaches native XDP to xfh_m0 through a pinned link"
+[ "$HOOK" = xdp ] || ! ip -n xfh_m -d link show dev xfh_m0 | grep -q "prog/xdp"
+check_err $? "an XDP program on xfh_m0 with the tc hook"
+log_test "$HOOK hook: helper attaches to xfh_m0 through a pinned link"
 
 RET=0
 umh add id=1 prio=1 dev=xfh_m0 dst_ip=10.99.2.1 ip_proto=udp dst_port=5001 \
@@ -161,7 +175,7 @@ check_err $? "$GOT_D of $N dropped datagrams arrived"
 umh stats id=1
 [ "$(field packets)" = "$N" ] && [ "$(field bytes)" = "$BYTES" ]
 check_err $? "counters: $REPLY (expected packets=$N bytes=$BYTES)"
-log_test "drop rule: nothing arrives, counted $N packets, $BYTES bytes"
+log_test "$HOOK hook: drop rule: nothing arrives, counted $N packets, $BYTES bytes"
 
 RET=0
 umh add id=2 prio=1 dev=xfh_m0 dst_ip=10.99.2.1 ip_proto=udp dst_port=5002 \
@@ -173,7 +187,7 @@ check_err $? "redirected: $GOT_R at r, $GOT_D at d (expected $N, 0)"
 umh stats id=2
 [ "$(field packets)" = "$N" ]
 check_err $? "counters: $REPLY"
-log_test "redirect rule delivers $N packets through xfh_m2"
+log_test "$HOOK hook: redirect rule delivers $N packets through xfh_m2"
 
 RET=0
 umh del id=1
@@ -196,9 +210,9 @@ UMH_PID=
 traffic 5001
 [ "$GOT_D" -eq 0 ]
 check_err $? "with the helper dead $GOT_D of $N arrived"
-xdp_on_dev
-check_err $? "XDP program gone with the helper"
-log_test "SIGKILL: pinned link and maps keep dropping"
+dp_on_dev
+check_err $? "$HOOK program gone with the helper"
+log_test "$HOOK hook: SIGKILL: pinned link and maps keep dropping"
 
 RET=0
 umh_start
@@ -208,7 +222,7 @@ check_err $? "replay add 1: $REPLY"
 umh add id=2 prio=1 dev=xfh_m0 dst_ip=10.99.2.1 ip_proto=udp dst_port=5002 \
 	action=redirect:xfh_m2
 check_err $? "replay add 2: $REPLY"
-umh attach xfh_m0
+umh attach xfh_m0 $MODE
 check_err $? "replay attach: $REPLY"
 umh stats id=3
 check_err $? "before sync rule 3 must still be there: $REPLY"
@@ -225,9 +239,34 @@ check_err $? "rule 3 still drops: $GOT_D of $N arrived"
 traffic 5001
 [ "$GOT_D" -eq 0 ]
 check_err $? "rule 1 lost: $GOT_D of $N arrived"
-log_test "restart: replay + sync keeps counters, drops what was not replayed"
+log_test "$HOOK hook: restart: replay + sync keeps counters, drops what was not replayed"
 
 RET=0
+if [ "$HOOK" = tc ]; then
+	# From tc to XDP and back: each switch replaces the link.
+	umh attach xfh_m0
+	check_err $? "attach native: $REPLY"
+	ip -n xfh_m -d link show dev xfh_m0 | grep -q "prog/xdp"
+	check_err $? "no XDP program after switching to xdp"
+	dp_on_dev
+	check_fail $? "tcx link left after switching to xdp"
+	traffic 5001
+	[ "$GOT_D" -eq 0 ]
+	check_err $? "after switching to xdp: $GOT_D of $N dropped datagrams arrived"
+	umh attach xfh_m0 tc
+	check_err $? "back to tc: $REPLY"
+	ip -n xfh_m -d link show dev xfh_m0 | grep -q "prog/xdp"
+	check_fail $? "XDP program left after switching back to tc"
+	dp_on_dev
+	check_err $? "no tcx link after switching back"
+	traffic 5001
+	[ "$GOT_D" -eq 0 ]
+	check_err $? "back on tc: $GOT_D of $N dropped datagrams arrived"
+	log_test "tc hook: switching to xdp and back replaces the link"
+fi
+
+RET=0
+if [ "$HOOK" = xdp ]; then
 umh attach xfh_m0 generic
 check_err $? "attach generic: $REPLY"
 ip -n xfh_m -d link show dev xfh_m0 | grep -q "xdpgeneric"
@@ -239,34 +278,35 @@ umh attach xfh_m0
 check_err $? "back to native: $REPLY"
 ip -n xfh_m -d link show dev xfh_m0 | grep -q "xdpgeneric"
 check_fail $? "still in generic mode"
-xdp_on_dev
+dp_on_dev
 check_err $? "no native XDP program after switching back"
 log_test "generic mode only when asked; switching modes replaces the link"
+fi
 
 RET=0
 umh detach xfh_m0
 check_err $? "detach: $REPLY"
-xdp_on_dev
-check_fail $? "XDP program still on xfh_m0 after detach"
+dp_on_dev
+check_fail $? "$HOOK program still on xfh_m0 after detach"
 [ ! -e "$PIN/link_$(ip netns exec xfh_m cat /sys/class/net/xfh_m0/ifindex)" ]
 check_err $? "link still pinned after detach"
 umh detach xfh_m0
 check_err $? "detaching twice: $REPLY"
-log_test "detach removes the program and the pinned link"
+log_test "$HOOK hook: detach removes the program and the pinned link"
 
 RET=0
-umh attach xfh_m0
+umh attach xfh_m0 $MODE
 check_err $? "attach again: $REPLY"
 umh shutdown
 check_err $? "shutdown: $REPLY"
 wait "$UMH_PID"
 check_err $? "helper exit status $?"
 UMH_PID=
-xdp_on_dev
-check_fail $? "XDP program still on xfh_m0"
+dp_on_dev
+check_fail $? "$HOOK program still on xfh_m0"
 [ ! -e "$PIN" ]
 check_err $? "$PIN still exists: $(ls "$PIN" 2>&1)"
-log_test "shutdown: no XDP program left, nothing under $PIN"
+log_test "$HOOK hook: shutdown: no program left, nothing under $PIN"
 
 if [ "$EXIT_STATUS" -ne 0 ]; then
 	echo "# helper log ($LOG):"

@@ -13,11 +13,12 @@
  * namespace only):
  *
  * xdp-flow command -> module (request, reply as usual):
- *   DEV_ENABLE  IFINDEX [XDP_MODE]       enable offload on a device
+ *   DEV_ENABLE  IFINDEX [XDP_MODE]       enable offload on a device (default
+ *                                        XDP_MODE_AUTO)
  *   DEV_DISABLE IFINDEX                  disable it; rules go back to software
  *   DEV_GET     (dump)                   one message per enabled device:
  *                                        IFINDEX DEV_STATE XDP_MODE
- *                                        RULE_COUNT [ERROR]
+ *                                        HOOK_WHY RULE_COUNT [ERROR]
  *   RULE_GET    (dump) [IFINDEX]         one message per rule the module
  *                                        knows: RULE STATS
  *   STATUS_GET                           HELPER_STATE HELPER_PID
@@ -36,7 +37,9 @@
  *   RULE_ADD    SEQ RULE                 add, or replace the rule with the
  *                                        same id; -ENOSPC when a table is full
  *   RULE_DEL    SEQ RULE_ID
- *   DEV_ATTACH  SEQ IFINDEX XDP_MODE     attach the XDP program; the module
+ *   DEV_ATTACH  SEQ IFINDEX XDP_MODE     attach the datapath (XDP_MODE is
+ *                                        never AUTO), while the device has
+ *                                        offloaded rules; the module
  *                                        does not wait for the REPLY (it may
  *                                        hold rtnl, which attaching needs)
  *   DEV_DETACH  SEQ IFINDEX              likewise asynchronous
@@ -62,7 +65,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	5
+#define XDP_FLOW_ABI_VERSION	6
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 #define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
@@ -248,8 +251,9 @@ struct xdp_flow_port_range {
  *	TC flower would have chosen, or a software rule that hands the packet
  *	to TC where XDP cannot tell (port ranges of one mask that overlap).
  *	An nftables rule (XDP_FLOW_RULE_F_NFTABLES) has
- *	(XDP_FLOW_ORDER_NFT_BASE + its chain's priority) << 32 | (its position in the chain << 1) | 1: the
- *	netdev ingress hook runs after TC's, and a chain runs its rules in
+ *	(XDP_FLOW_ORDER_NFT_BASE + its chain's priority) << 32 |
+ *	(its position in the chain << 1) | 1: the netdev ingress hook runs
+ *	after TC's, and a chain runs its rules in
  *	the order they were added
  * @cookie: TC's cookie of the rule (for display)
  * @chain: TC chain index
@@ -295,15 +299,26 @@ struct xdp_flow_stats {
 	__u64	lastused_ns;
 };
 
+/*
+ * Where the datapath runs on a device (the hook). XDP_MODE_AUTO only in
+ * DEV_ENABLE: the module picks TC where frames arrive as skbs anyway
+ * (virtual devices) and the kernel has tcx, XDP native mode elsewhere, and
+ * says why in HOOK_WHY.
+ */
 enum xdp_flow_xdp_mode {
-	XDP_FLOW_XDP_MODE_NATIVE,	/* driver mode (default) */
-	XDP_FLOW_XDP_MODE_GENERIC,	/* skb mode, only when asked */
+	XDP_FLOW_XDP_MODE_NATIVE,	/* XDP, driver mode */
+	XDP_FLOW_XDP_MODE_GENERIC,	/* XDP, skb mode, only when asked */
+	XDP_FLOW_XDP_MODE_TC,		/* TC-BPF at ingress through tcx */
+	XDP_FLOW_XDP_MODE_AUTO,		/* DEV_ENABLE: the module chooses */
 };
 
 enum xdp_flow_dev_state {
 	XDP_FLOW_DEV_STATE_ATTACHING,	/* enabled, helper not done yet */
-	XDP_FLOW_DEV_STATE_ATTACHED,	/* XDP program on the device */
+	XDP_FLOW_DEV_STATE_ATTACHED,	/* the datapath on the device */
 	XDP_FLOW_DEV_STATE_ERROR,	/* the helper failed; see ERROR */
+	XDP_FLOW_DEV_STATE_IDLE,	/* enabled, no offloaded rule: the
+					 * datapath is not on the device
+					 */
 };
 
 enum xdp_flow_helper_state {
@@ -351,6 +366,7 @@ enum xdp_flow_attr {
 	XDP_FLOW_ATTR_HELPER_PID,	/* u32 */
 	XDP_FLOW_ATTR_HELPER_RESTARTS,	/* u32 */
 	XDP_FLOW_ATTR_PAD,
+	XDP_FLOW_ATTR_HOOK_WHY,		/* string, why this hook (DEV_GET) */
 	__XDP_FLOW_ATTR_MAX,
 };
 
