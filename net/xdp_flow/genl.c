@@ -195,7 +195,7 @@ void xdp_flow_helper_fail_all(int err)
 
 static const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1] = {
 	[XDP_FLOW_ATTR_IFINDEX]		= { .type = NLA_U32 },
-	[XDP_FLOW_ATTR_XDP_MODE]	= NLA_POLICY_MAX(NLA_U32, XDP_FLOW_XDP_MODE_GENERIC),
+	[XDP_FLOW_ATTR_XDP_MODE]	= NLA_POLICY_MAX(NLA_U32, XDP_FLOW_XDP_MODE_AUTO),
 	[XDP_FLOW_ATTR_DEV_STATE]	= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_RULE_COUNT]	= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_ERROR]		= { .type = NLA_S32 },
@@ -272,7 +272,7 @@ static int xdp_flow_cmd_reply(struct sk_buff *skb, struct genl_info *info)
 
 static int xdp_flow_cmd_dev_enable(struct sk_buff *skb, struct genl_info *info)
 {
-	u32 mode = XDP_FLOW_XDP_MODE_NATIVE;
+	u32 mode = XDP_FLOW_XDP_MODE_AUTO;
 	struct net_device *dev;
 	int err;
 
@@ -358,6 +358,7 @@ static int xdp_flow_dump_devs(struct sk_buff *skb, struct netlink_callback *cb)
 		if (nla_put_u32(skb, XDP_FLOW_ATTR_IFINDEX, xdev->ifindex) ||
 		    nla_put_u32(skb, XDP_FLOW_ATTR_DEV_STATE, xdev->state) ||
 		    nla_put_u32(skb, XDP_FLOW_ATTR_XDP_MODE, xdev->xdp_mode) ||
+		    nla_put_string(skb, XDP_FLOW_ATTR_HOOK_WHY, xdev->why) ||
 		    nla_put_u32(skb, XDP_FLOW_ATTR_RULE_COUNT,
 				xdp_flow_dev_rule_count(xdev->ifindex)) ||
 		    nla_put_s32(skb, XDP_FLOW_ATTR_ERROR, xdev->err)) {

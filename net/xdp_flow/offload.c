@@ -190,6 +190,40 @@ static bool xdp_flow_range_conflict(const struct xdp_flow_entry *entry)
 	return false;
 }
 
+static void xdp_flow_attach_work_fn(struct work_struct *work);
+static DECLARE_WORK(xdp_flow_attach_work, xdp_flow_attach_work_fn);
+/* Under xdp_flow_lock: an install made an attach due (see block_cb). */
+static bool xdp_flow_attach_due;
+
+/*
+ * Marks @entry installed in the helper or not, and keeps its device's count
+ * of offloaded rules: the datapath is on a device only while that count is
+ * not zero. Returns true when an attach became due (the caller may wait for
+ * it once it dropped xdp_flow_lock, see xdp_flow_attach_wait()).
+ */
+static bool xdp_flow_entry_set_installed(struct xdp_flow_entry *entry,
+					 bool installed)
+{
+	struct xdp_flow_dev *xdev;
+
+	if (entry->installed == installed)
+		return false;
+	entry->installed = installed;
+	if (entry->kind != XDP_FLOW_ENTRY_OFFLOAD)
+		return false;
+	xdev = xdp_flow_dev_find(entry->binding->ifindex);
+	if (!xdev)
+		return false;
+	if (installed)
+		xdev->nr_offloaded++;
+	else if (!WARN_ON_ONCE(!xdev->nr_offloaded))
+		xdev->nr_offloaded--;
+	if (!xdev->nr_offloaded == !xdev->attached)
+		return false;
+	queue_work(system_long_wq, &xdp_flow_attach_work);
+	return installed;
+}
+
 static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 				  struct netlink_ext_ack *extack)
 {
@@ -209,8 +243,8 @@ static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 		err = xdp_flow_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, &entry->rule,
 				    NULL, extack);
 	}
-	if (!err)
-		entry->installed = true;
+	if (!err && xdp_flow_entry_set_installed(entry, true))
+		xdp_flow_attach_due = true;
 	return err;
 }
 
@@ -218,7 +252,7 @@ static void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry)
 {
 	if (!entry->installed)
 		return;
-	entry->installed = false;
+	xdp_flow_entry_set_installed(entry, false);
 	if (xdp_flow_helper_running())
 		xdp_flow_call(XDP_FLOW_CMD_RULE_DEL, 0, entry->rule.id, 0, NULL,
 			      NULL, NULL);
@@ -352,6 +386,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	target.vlan_hidden = xdev && xdp_flow_dev_hides_vlan(b->dev,
 							     xdev->xdp_mode);
 	target.nft = b->nft;
+	target.tc_hook = xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_TC;
 	err = xdp_flow_translate(f, &target, &entry->rule, report);
 	entry->l4_src_range = entry->rule.l4_src_range;
 	entry->l4_dst_range = entry->rule.l4_dst_range;
@@ -469,11 +504,78 @@ static void xdp_flow_nft_refused(struct xdp_flow_binding *b,
 			    msg ? msg : "");
 }
 
+/*
+ * Attaches the datapath to each enabled device that has offloaded rules and
+ * detaches it from each that has none left, one device at a time and
+ * without xdp_flow_lock held while the helper works (attaching takes rtnl,
+ * and whoever holds rtnl may wait for xdp_flow_lock).
+ */
+static void xdp_flow_attach_work_fn(struct work_struct *work)
+{
+	struct xdp_flow_dev *xdev;
+	bool attach = false;
+	int ifindex, err;
+	u32 mode = 0;
+
+	for (;;) {
+		ifindex = 0;
+		mutex_lock(&xdp_flow_lock);
+		list_for_each_entry(xdev, &xdp_flow_devs, list) {
+			attach = xdev->nr_offloaded;
+			if (attach == xdev->attached)
+				continue;
+			ifindex = xdev->ifindex;
+			mode = xdev->xdp_mode;
+			xdev->attached = attach;
+			xdev->err = 0;
+			xdev->state = attach ? XDP_FLOW_DEV_STATE_ATTACHING :
+					       XDP_FLOW_DEV_STATE_IDLE;
+			break;
+		}
+		mutex_unlock(&xdp_flow_lock);
+		if (!ifindex)
+			return;
+
+		/* Without a helper, the replay after HELLO attaches. */
+		err = xdp_flow_call(attach ? XDP_FLOW_CMD_DEV_ATTACH :
+				    XDP_FLOW_CMD_DEV_DETACH, ifindex, 0, mode,
+				    NULL, NULL, NULL);
+		if (!attach || err == -ESRCH)
+			continue;
+		mutex_lock(&xdp_flow_lock);
+		xdev = xdp_flow_dev_find(ifindex);
+		if (xdev && xdev->attached &&
+		    xdev->state == XDP_FLOW_DEV_STATE_ATTACHING) {
+			xdev->state = err ? XDP_FLOW_DEV_STATE_ERROR :
+					    XDP_FLOW_DEV_STATE_ATTACHED;
+			xdev->err = err;
+		}
+		mutex_unlock(&xdp_flow_lock);
+		if (err)
+			pr_warn("xdp_flow: cannot attach the datapath to ifindex %d (%d)\n",
+				ifindex, err);
+	}
+}
+
+/*
+ * Waits for the attach an install made due, so that the first rule on a
+ * device acts when TC returns; but only when rtnl is free, as attaching
+ * needs it and our caller may hold it (then the attach completes a moment
+ * later, and until then TC runs the rule in software: same outcome).
+ * Called without xdp_flow_lock.
+ */
+static void xdp_flow_attach_wait(void)
+{
+	if (!rtnl_is_locked())
+		flush_work(&xdp_flow_attach_work);
+}
+
 static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 			     void *cb_priv)
 {
 	struct xdp_flow_binding *b = cb_priv;
 	struct flow_cls_offload *f = type_data;
+	bool due;
 	int err;
 
 	if (type != TC_SETUP_CLSFLOWER)
@@ -499,7 +601,11 @@ static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 	default:
 		err = -EOPNOTSUPP;
 	}
+	due = xdp_flow_attach_due;
+	xdp_flow_attach_due = false;
 	mutex_unlock(&xdp_flow_lock);
+	if (due)
+		xdp_flow_attach_wait();
 	return err;
 }
 
@@ -759,7 +865,7 @@ static int xdp_flow_install_all(int ifindex)
 			err = -ESRCH;
 			break;
 		}
-		arr[i]->installed = false;
+		xdp_flow_entry_set_installed(arr[i], false);
 		err = xdp_flow_entry_install(arr[i], NULL);
 		if (err) {
 			pr_warn("xdp_flow: helper refused rule %u (%d)\n",
@@ -795,13 +901,44 @@ static bool xdp_flow_unseen_rules(int ifindex)
 	return false;
 }
 
+/*
+ * Picks the hook for XDP_FLOW_XDP_MODE_AUTO. On a device whose frames
+ * arrive as skbs anyway (virtual devices: veth, tap; drivers without
+ * native XDP), XDP would first turn each skb back into an XDP buffer,
+ * often by copying it, and bulk TCP would lose GRO on the way: every
+ * packet that matches no rule would pay. There the TC hook costs what TC
+ * costs. A driver with native XDP runs it before it builds an skb.
+ */
+static u32 xdp_flow_auto_hook(const struct net_device *dev, const char **why)
+{
+	bool skbs = !dev->dev.parent || !dev->netdev_ops->ndo_bpf;
+
+	if (!skbs) {
+		*why = "auto: the driver runs XDP before it builds an skb";
+		return XDP_FLOW_XDP_MODE_NATIVE;
+	}
+	if (!IS_ENABLED(CONFIG_NET_XGRESS)) {
+		*why = dev->netdev_ops->ndo_bpf ?
+		       "auto: frames arrive as skbs, but this kernel has no tcx (Linux 6.6+)" :
+		       "auto: no native XDP and no tcx (Linux 6.6+): generic XDP";
+		return dev->netdev_ops->ndo_bpf ? XDP_FLOW_XDP_MODE_NATIVE :
+						  XDP_FLOW_XDP_MODE_GENERIC;
+	}
+	if (dev->dev.parent)
+		*why = "auto: no native XDP in the driver; the tc hook runs on its skbs";
+	else
+		*why = "auto: virtual device, frames arrive as skbs: tc spares misses";
+	return XDP_FLOW_XDP_MODE_TC;
+}
+
 /**
  * xdp_flow_dev_enable() - enable offload on a device
  * @dev: the device
- * @xdp_mode: enum xdp_flow_xdp_mode
+ * @xdp_mode: enum xdp_flow_xdp_mode, the hook (AUTO: the module picks)
  * @extack: for errors
  *
- * Asks the helper to attach the XDP program and waits for it without
+ * The datapath goes on the device only while it has offloaded rules: if
+ * it has some now, this asks the helper to attach it and waits, without
  * holding xdp_flow_lock (attaching needs rtnl, and TC calls us under rtnl).
  * Rules offered before offload was enabled stay in software.
  *
@@ -810,12 +947,24 @@ static bool xdp_flow_unseen_rules(int ifindex)
 int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 			struct netlink_ext_ack *extack)
 {
+	const char *why = "asked for";
 	struct xdp_flow_dev *xdev;
+	bool attach;
 	int err;
 
-	if (xdp_mode > XDP_FLOW_XDP_MODE_GENERIC) {
-		NL_SET_ERR_MSG_MOD(extack, "unknown XDP mode");
+	if (xdp_mode > XDP_FLOW_XDP_MODE_AUTO) {
+		NL_SET_ERR_MSG_MOD(extack, "unknown hook");
 		return -EINVAL;
+	}
+	if (xdp_mode == XDP_FLOW_XDP_MODE_AUTO)
+		xdp_mode = xdp_flow_auto_hook(dev, &why);
+	if (xdp_mode == XDP_FLOW_XDP_MODE_TC && !IS_ENABLED(CONFIG_NET_XGRESS)) {
+		NL_SET_ERR_MSG_MOD(extack, "the tc hook needs tcx (Linux 6.6 or later)");
+		return -EOPNOTSUPP;
+	}
+	if (xdp_mode == XDP_FLOW_XDP_MODE_NATIVE && !dev->netdev_ops->ndo_bpf) {
+		NL_SET_ERR_MSG_MOD(extack, "no native XDP in the driver: use hook tc or generic");
+		return -EOPNOTSUPP;
 	}
 
 	mutex_lock(&xdp_flow_lock);
@@ -842,10 +991,17 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 	}
 	xdev->ifindex = dev->ifindex;
 	xdev->xdp_mode = xdp_mode;
-	xdev->state = XDP_FLOW_DEV_STATE_ATTACHING;
+	xdev->why = why;
+	xdev->state = XDP_FLOW_DEV_STATE_IDLE;
 	list_add_tail(&xdev->list, &xdp_flow_devs);
 	/* Tables first: the program starts with every software rule in. */
 	err = xdp_flow_install_all(dev->ifindex);
+	/* This attaches itself, below, rather than through the work. */
+	xdp_flow_attach_due = false;
+	attach = xdev->nr_offloaded;
+	xdev->attached = attach;
+	if (attach)
+		xdev->state = XDP_FLOW_DEV_STATE_ATTACHING;
 	mutex_unlock(&xdp_flow_lock);
 	if (err)
 		goto undo;
@@ -864,13 +1020,15 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 		mutex_unlock(&xdp_flow_lock);
 		rtnl_unlock();
 	}
+	if (!attach)
+		return 0;
 
 	err = xdp_flow_call(XDP_FLOW_CMD_DEV_ATTACH, dev->ifindex, 0, xdp_mode,
 			    NULL, NULL, extack);
 	if (!err) {
 		mutex_lock(&xdp_flow_lock);
 		xdev = xdp_flow_dev_find(dev->ifindex);
-		if (xdev)
+		if (xdev && xdev->state == XDP_FLOW_DEV_STATE_ATTACHING)
 			xdev->state = XDP_FLOW_DEV_STATE_ATTACHED;
 		mutex_unlock(&xdp_flow_lock);
 		return 0;
@@ -908,6 +1066,8 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 	list_del(&xdev->list);
 	kfree(xdev);
 	mutex_unlock(&xdp_flow_lock);
+	/* An attach of this device in flight lands before our detach. */
+	flush_work(&xdp_flow_attach_work);
 
 	if (bits) {
 		rtnl_lock();
@@ -941,6 +1101,8 @@ int xdp_flow_replay(void)
 	list_for_each_entry(xdev, &xdp_flow_devs, list) {
 		u32 seq;
 
+		if (!xdev->attached)
+			continue;
 		err = xdp_flow_helper_send(XDP_FLOW_CMD_DEV_ATTACH, &seq,
 					   xdev->ifindex, 0, xdev->xdp_mode,
 					   NULL);
@@ -1080,6 +1242,7 @@ void xdp_flow_offload_exit(void)
 	unregister_netdevice_notifier(&xdp_flow_netdev_nb);
 	/* No binding is left to ask for counters or to have any. */
 	cancel_delayed_work_sync(&xdp_flow_nft_stats_work);
+	cancel_work_sync(&xdp_flow_attach_work);
 
 	rtnl_lock();
 	mutex_lock(&xdp_flow_lock);

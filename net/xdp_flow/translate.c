@@ -543,6 +543,8 @@ bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode)
 	struct net_device *peer;
 	bool hidden;
 
+	if (xdp_mode == XDP_FLOW_XDP_MODE_TC)
+		return false;	/* the tag is read from skb metadata */
 	if (xdp_mode == XDP_FLOW_XDP_MODE_GENERIC)
 		return true;
 	/* veth claims rx VLAN offload but strips nothing itself. */
@@ -791,6 +793,7 @@ static const char *xdp_flow_vlan(const struct flow_action_entry *act,
  * redirect: a rewritten frame passed to the stack would meet TC again.
  */
 static const char *xdp_flow_actions(struct flow_rule *fr,
+				    const struct xdp_flow_target *t,
 				    struct xdp_flow_rule *rule,
 				    struct netlink_ext_ack *extack)
 {
@@ -836,7 +839,7 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 		case FLOW_ACTION_REDIRECT:
 			if (!act->dev || !net_eq(dev_net(act->dev), &init_net))
 				return "xdp_flow: redirect target is in another netns";
-			if (!xdp_flow_can_xmit(act->dev))
+			if (!t->tc_hook && !xdp_flow_can_xmit(act->dev))
 				return "xdp_flow: redirect target takes no XDP frames";
 			xa->id = XDP_FLOW_ACTION_REDIRECT;
 			xa->ifindex = act->dev->ifindex;
@@ -844,12 +847,16 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 			break;
 		case FLOW_ACTION_MANGLE:
 		case FLOW_ACTION_ADD:
+			if (t->tc_hook)
+				return "xdp_flow: the tc hook does not offload pedit";
 			if (vlan)
 				return "xdp_flow: cannot offload pedit after a vlan action";
 			why = xdp_flow_mangle(act, xa);
 			rewrites = true;
 			break;
 		case FLOW_ACTION_CSUM:
+			if (t->tc_hook)
+				return "xdp_flow: the tc hook does not offload csum";
 			if (vlan)
 				return "xdp_flow: cannot offload csum after a vlan action";
 			why = xdp_flow_csum(act, xa);
@@ -921,7 +928,7 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 		why = why ?: msg;
 	}
 	if (!why)
-		why = xdp_flow_actions(fr, rule, extack);
+		why = xdp_flow_actions(fr, t, rule, extack);
 
 	for (i = 0; i < sizeof(rule->key); i++)
 		k[i] &= m[i];

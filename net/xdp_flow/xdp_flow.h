@@ -22,8 +22,12 @@ extern struct mutex xdp_flow_lock;
  * @list: in xdp_flow_devs
  * @ifindex: the device
  * @state: enum xdp_flow_dev_state
- * @xdp_mode: enum xdp_flow_xdp_mode
+ * @xdp_mode: enum xdp_flow_xdp_mode, the hook (never AUTO)
+ * @why: why this hook, for xdp-flow status
  * @err: the helper's error when @state is XDP_FLOW_DEV_STATE_ERROR
+ * @nr_offloaded: offloaded rules installed for the device
+ * @attached: the datapath is (being) attached: the device had offloaded
+ *	rules when xdp_flow_attach_work last looked
  * @peer_tx_off: VLAN insertion and checksum offloads turned off on the
  *	device's veth peer while offload is enabled (XDP_FLOW_PEER_TX_OFF
  *	bits), to restore
@@ -33,7 +37,10 @@ struct xdp_flow_dev {
 	int ifindex;
 	u32 state;
 	u32 xdp_mode;
+	const char *why;
 	int err;
+	unsigned int nr_offloaded;
+	bool attached;
 	netdev_features_t peer_tx_off;
 };
 
@@ -161,12 +168,15 @@ extern struct list_head xdp_flow_devs;
  *	xdp_flow_dev_hides_vlan())
  * @nft: the rule comes from nftables, whose protocol is skb->protocol
  *	after the stack took the outer VLAN tag off (0: any)
+ * @tc_hook: the device runs the datapath at TC ingress, on skbs (rewrites
+ *	other than VLAN ones stay in software; any device can be redirected to)
  */
 struct xdp_flow_target {
 	struct net_device *dev;
 	int ifindex;
 	bool vlan_hidden;
 	bool nft;
+	bool tc_hook;
 };
 
 /* translate.c */

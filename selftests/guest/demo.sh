@@ -73,10 +73,12 @@ xf_veth_topology && warm_neighbours &&
 	udp_counter_add xfb veth_b && udp_counter_add xfc veth_c
 expect "three namespaces forwarding through the root namespace" $?
 
-step "Enable offload on veth0, then add rules with plain tc"
-show "$XF_CLI" enable dev veth0
-wait_dev_attached veth0 10
-expect "veth0 attached" $?
+step "Enable offload on veth0 in XDP, then add rules with plain tc"
+# (The default hook, auto, picks the TC hook on a veth where the kernel has
+# tcx: packets that match no rule then pay nothing. This demo shows XDP.)
+show "$XF_CLI" enable dev veth0 hook xdp
+[ "$(xf_dev_state veth0)" = idle ]
+expect "veth0 enabled, idle: no datapath until it has an offloaded rule" $?
 show tc qdisc add dev veth0 clsact
 show tc filter add dev veth0 ingress pref 1 protocol ip flower \
 	dst_ip 10.0.2.1 action drop
@@ -84,6 +86,8 @@ show tc filter add dev veth0 ingress pref 2 protocol ip flower \
 	dst_ip 10.0.3.1 action mirred egress redirect dev veth1
 [ "$(tc_hw_state "" veth0 1)" = in_hw ] && [ "$(tc_hw_state "" veth0 2)" = in_hw ]
 expect "both rules in_hw" $?
+wait_dev_attached veth0 10 && [ "$(xf_dev_state veth0)" = attached ]
+expect "veth0 attached (the first rule brought the XDP program)" $?
 
 step "Send $N UDP packets from xfa to 10.0.2.1 (dropped) and $N to 10.0.3.1 (redirected to veth1)"
 b0=$(udp_count xfb veth_b) c0=$(udp_count xfc veth_c)

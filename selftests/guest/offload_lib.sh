@@ -164,7 +164,7 @@ xf_status_get()
 	echo "$js" | jq -r "$1"
 }
 
-# xf_dev_state <dev>: attaching, attached, error, or "none" when the
+# xf_dev_state <dev>: idle, attaching, attached, error, or "none" when the
 # device is not enabled.
 xf_dev_state()
 {
@@ -172,19 +172,63 @@ xf_dev_state()
 		awk 'BEGIN { s = "none" } { s = $0 } END { print s }'
 }
 
-# wait_dev_attached <dev> [timeout_s]: enabled and the XDP program is on.
+# The hook the tests enable offload with (xdp, tc or auto): XF_HOOK, by
+# default xdp; run.sh runs the hook-neutral tests again with tc.
+XF_HOOK=${XF_HOOK:-xdp}
+
+# xf_enable_dev <dev> [args]: xdp-flow enable dev <dev> hook $XF_HOOK [args].
+xf_enable_dev()
+{
+	"$XF_CLI" enable dev "$1" hook "$XF_HOOK" "${@:2}"
+}
+
+# xf_dev_hook <dev>: xdp or tc, as `xdp-flow status` says.
+xf_dev_hook()
+{
+	xf_status_get ".devices[] | select(.dev == \"$1\") | .hook"
+}
+
+# xf_dp_linked <dev>: the helper's pinned link for <dev> exists (the
+# datapath is on it, whichever hook).
+xf_dp_linked()
+{
+	local ifi
+
+	ifi=$(cat "/sys/class/net/$1/ifindex" 2>/dev/null) || return 1
+	[ -e "/sys/fs/bpf/xdp_flow/link_$ifi" ]
+}
+
+# wait_dev_attached <dev> [timeout_s]: enabled, and, once it has offloaded
+# rules, the datapath on it (state attached; for the xdp hook also an XDP
+# program in ip link). A device without offloaded rules is idle: nothing
+# is attached to it, and that is success too.
 wait_dev_attached()
 {
 	local dev=$1 end=$((SECONDS + ${2:-10})) st
 
 	while :; do
 		st=$(xf_dev_state "$dev")
-		[ "$st" = attached ] && [ "$(xdp_prog_id "" "$dev")" != 0 ] && return 0
+		[ "$st" = idle ] && return 0
+		if [ "$st" = attached ] && xf_dp_linked "$dev"; then
+			[ "$(xf_dev_hook "$dev")" = tc ] && return 0
+			[ "$(xdp_prog_id "" "$dev")" != 0 ] && return 0
+		fi
 		if [ "$st" = error ]; then
 			xf_err "$dev: $("$XF_CLI" status 2>&1)"
 			return 1
 		fi
 		[ $SECONDS -ge $end ] && { xf_err "$dev not attached: state $st"; return 1; }
+		sleep 0.1
+	done
+}
+
+# wait_dev_state <dev> <state> [timeout_s]: idle, attaching, attached...
+wait_dev_state()
+{
+	local end=$((SECONDS + ${3:-10}))
+
+	until [ "$(xf_dev_state "$1")" = "$2" ]; do
+		[ $SECONDS -ge $end ] && return 1
 		sleep 0.1
 	done
 }
@@ -310,7 +354,7 @@ xf_test_cleanup()
 # enabling, so that the module binds the new block).
 xf_enable_veth0()
 {
-	"$XF_CLI" enable dev veth0 || return 1
+	xf_enable_dev veth0 || return 1
 	wait_dev_attached veth0 10 || return 1
 	tc qdisc add dev veth0 clsact
 }
@@ -348,7 +392,7 @@ diff_setup()
 		check_err $? "difftest.py setup failed"
 	fi
 	for ((i = 0; i < lanes && RET == 0; i++)); do
-		"$XF_CLI" enable dev "xda$i" && wait_dev_attached "xda$i" 20
+		xf_enable_dev "xda$i" && wait_dev_attached "xda$i" 20
 		check_err $? "cannot enable xda$i"
 	done
 	log_test "setup: $2, $lanes lanes of A (offload) and B (software)"

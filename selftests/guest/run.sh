@@ -12,6 +12,13 @@
 #   names, e.g. "test_00|test_1[01]"
 # Env: XF_TEST_TIMEOUT  seconds per test (default 1200)
 #      XF_RESULTS       folder for the kernel log and a summary (optional)
+#      XF_TC_PASS       the tests that run a second time with the TC hook
+#                       (XF_HOOK=tc) on kernels with tcx (6.6+): an extended
+#                       regex, default the hook-neutral stats, semantics and
+#                       differential tests; "none" for none
+#
+# Tests enable offload with XF_HOOK (default xdp); the second pass names
+# its results "<test>[tc]".
 
 set -u
 
@@ -60,13 +67,25 @@ hang_report()
 	dmesg | tail -n 80 | sed 's/^/# dmesg: /'
 }
 
+tc_pass=${XF_TC_PASS:-'test_1[012679]_|test_20_'}
+kver=$(uname -r)
+has_tcx=0
+[ "$(printf '%s\n' 6.6 "${kver%%-*}" | sort -V | head -n 1)" = 6.6 ] && has_tcx=1
+
+# Entries "<file> <hook>".
 tests=()
-for t in selftests/guest/test_*.sh; do
-	[ -f "$t" ] || continue
-	if [ -n "$filter" ] && ! basename "$t" | grep -Eq -- "$filter"; then
-		continue
-	fi
-	tests+=("$t")
+for hook in xdp tc; do
+	for t in selftests/guest/test_*.sh; do
+		[ -f "$t" ] || continue
+		if [ -n "$filter" ] && ! basename "$t" | grep -Eq -- "$filter"; then
+			continue
+		fi
+		if [ $hook = tc ] && ! basename "$t" | grep -Eq -- "$tc_pass"; then
+			continue
+		fi
+		tests+=("$t $hook")
+	done
+	[ $has_tcx = 1 ] || break
 done
 if [ ${#tests[@]} -eq 0 ]; then
 	echo "not ok - guest $XF_SERIES: no test matches '${filter}'"
@@ -117,8 +136,15 @@ after_test()
 	fi
 }
 
-for t in "${tests[@]}"; do
+if [ $has_tcx = 0 ]; then
+	echo "# kernel $kver has no tcx: no second pass with the TC hook"
+fi
+
+for entry in "${tests[@]}"; do
+	t=${entry% *}
+	hook=${entry##* }
 	name=$(basename "$t" .sh)
+	[ $hook = xdp ] || name="$name[$hook]"
 	echo "# ---- $name ($XF_SERIES)"
 	mark=$(dmesg | wc -l)
 	start=$(date +%s)
@@ -126,7 +152,12 @@ for t in "${tests[@]}"; do
 	(sleep $((test_timeout > 60 ? test_timeout - 30 : test_timeout)) &&
 		hang_report "$name") 3>&- &
 	watchdog=$!
-	timeout -k 10 "$test_timeout" bash "$t" </dev/null 2>&1 3>&- | relay "$name" 3>"$cnt"
+	cases=${XF_DIFF_CASES:-}
+	# The second pass runs a quarter of the differential cases.
+	[ $hook = xdp ] || cases=$((${XF_DIFF_CASES:-2000} / 4))
+	XF_HOOK=$hook XF_DIFF_CASES=$cases \
+		timeout -k 10 "$test_timeout" bash "$t" </dev/null 2>&1 3>&- |
+		relay "$name" 3>"$cnt"
 	rc=${PIPESTATUS[0]}
 	kill "$watchdog" 2>/dev/null
 	wait "$watchdog" 2>/dev/null

@@ -19,13 +19,13 @@ xf_test_setup || exit 1
 
 RET=0
 xf_enable_veth0
-check_err $? "xdp-flow enable dev veth0 failed or the device never got attached"
-ip link show dev veth0 | grep -q 'prog/xdp '
-check_err $? "ip link show veth0 shows no XDP program"
-[ "$(xdp_prog_id "" veth0)" != 0 ] && \
-	[ "$(ip -j link show dev veth0 | jq '.[0].xdp.mode')" = 1 ]
-check_err $? "the XDP program on veth0 is not in native mode"
-log_test "xdp-flow enable dev veth0 attaches a native XDP program"
+check_err $? "xdp-flow enable dev veth0 hook $XF_HOOK failed"
+st=$(xf_dev_state veth0)
+[ "$st" = idle ]
+check_err $? "veth0 is $st before any rule, not idle"
+[ "$(xdp_prog_id "" veth0)" = 0 ] && ! xf_dp_linked veth0
+check_err $? "a datapath is on veth0 before any rule: $(ip link show dev veth0 | grep prog)"
+log_test "xdp-flow enable dev veth0 hook $XF_HOOK: idle, nothing attached before a rule"
 [ $RET -eq 0 ] || exit 1
 
 # Before any rule: the miss path forwards, and tells how many bytes TC
@@ -48,7 +48,21 @@ check_err $? "tc filter add failed"
 st=$(tc_hw_state "" veth0 1)
 [ "$st" = in_hw ]
 check_err $? "the rule shows $st, not in_hw"
-log_test "flower dst_ip 10.0.2.1 action drop is in_hw"
+# The first rule waited for the attach (tc held no rtnl).
+st=$(xf_dev_state veth0)
+[ "$st" = attached ] && xf_dp_linked veth0
+check_err $? "veth0 is $st after tc filter add returned, not attached"
+if [ "$XF_HOOK" = xdp ]; then
+	ip link show dev veth0 | grep -q 'prog/xdp ' &&
+		[ "$(ip -j link show dev veth0 | jq '.[0].xdp.mode')" = 1 ]
+	check_err $? "no native XDP program on veth0"
+else
+	[ "$(xdp_prog_id "" veth0)" = 0 ]
+	check_err $? "an XDP program on veth0 with hook $XF_HOOK"
+	tc filter show dev veth0 ingress | grep -q bpf
+	check_fail $? "the tc hook shows in tc filter show"
+fi
+log_test "flower dst_ip 10.0.2.1 action drop is in_hw; the datapath ($XF_HOOK) attached before tc returned"
 
 RET=0
 b0=$(udp_count xfb veth_b)

@@ -64,22 +64,36 @@ check_err $? "xdp-flow show still lists $n rules"
 log_test "tc filter del: the next packets arrive at once, xdp-flow show lists nothing"
 
 RET=0
+wait_dev_state veth0 idle 10
+check_err $? "veth0 is $(xf_dev_state veth0) without offloaded rules, not idle"
+end=$((SECONDS + 10))
+while xf_dp_linked veth0 || [ "$(xdp_prog_id "" veth0)" != 0 ]; do
+	[ $SECONDS -ge $end ] && break
+	sleep 0.1
+done
+! xf_dp_linked veth0 && [ "$(xdp_prog_id "" veth0)" = 0 ]
+check_err $? "the datapath stays on veth0 after its last rule went"
+log_test "the last rule gone: veth0 idle, the datapath detached"
+
+RET=0
 tc filter add dev veth0 ingress pref 2 protocol ip flower dst_ip 10.0.2.1 action drop
 check_err $? "tc filter add failed"
 [ "$(tc_hw_state "" veth0 2)" = in_hw ]
 check_err $? "the new rule is not in_hw"
+[ "$(xf_dev_state veth0)" = attached ] && xf_dp_linked veth0
+check_err $? "veth0 is $(xf_dev_state veth0) after a new rule, not attached"
 drop_check
 check_err $? "the new rule does not drop"
 hw=$(wait_value $N 5 tc_stat "" veth0 2 hw_packets)
 [ "$hw" = $N ]
 check_err $? "tc reports $hw hardware packets, not $N"
-log_test "a new drop rule is offloaded again ($N hardware packets)"
+log_test "a new drop rule attaches the datapath again and is offloaded ($N hardware packets)"
 
 RET=0
 "$XF_CLI" disable dev veth0
 check_err $? "xdp-flow disable dev veth0 failed"
-wait_xdp_prog veth0 absent 10
-check_err $? "veth0 still has an XDP program: $(ip link show dev veth0 | grep prog)"
+wait_xdp_prog veth0 absent 10 && ! xf_dp_linked veth0
+check_err $? "veth0 still has the datapath: $(ip link show dev veth0 | grep prog)"
 st=$(xf_dev_state veth0)
 [ "$st" = none ]
 check_err $? "xdp-flow status still lists veth0 ($st)"

@@ -35,7 +35,7 @@ block_in_hw()
 
 RET=0
 for dev in veth0 veth2; do
-	"$XF_CLI" enable dev $dev && wait_dev_attached $dev 10
+	xf_enable_dev $dev && wait_dev_attached $dev 10
 	check_err $? "xdp-flow enable dev $dev failed or never attached"
 	tc qdisc add dev $dev ingress_block $BLOCK clsact
 	check_err $? "tc qdisc add dev $dev ingress_block $BLOCK clsact failed"

@@ -72,7 +72,7 @@ tcp_try()
 }
 
 RET=0
-"$XF_CLI" enable dev veth0 && wait_dev_attached veth0 10
+xf_enable_dev veth0 && wait_dev_attached veth0 10
 check_err $? "xdp-flow enable dev veth0 failed or never attached"
 # TCP SYN counters on veth_b, in software (xfb is not offloaded)
 ip netns exec xfb tc filter add dev veth_b ingress pref 101 protocol ip \

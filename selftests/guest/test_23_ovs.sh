@@ -104,7 +104,7 @@ scene()
 	ovs_stop
 	ovs_topology || return 1
 	for p in "${OVS_PORTS[@]}"; do
-		"$XF_CLI" enable dev "$p" && wait_dev_attached "$p" 10 || return 1
+		xf_enable_dev "$p" && wait_dev_attached "$p" 10 || return 1
 	done
 	# flows idle for 30 s go (default 10 s): none goes between the
 	# steps of a check in a slow guest; the revalidator check sets 1 s

@@ -207,7 +207,10 @@ static void usage(FILE *f)
 		"Usage: %s [OPTIONS] COMMAND\n"
 		"\n"
 		"Commands:\n"
-		"  enable dev DEV [native|generic]  offload DEV's TC rules to XDP\n"
+		"  enable dev DEV [hook xdp|tc|auto] [native|generic]\n"
+		"                                   offload DEV's TC rules: in XDP, or at TC\n"
+		"                                   ingress (tcx); auto (the default) picks\n"
+		"                                   tc where frames arrive as skbs anyway\n"
 		"  disable dev DEV                  stop offloading; rules stay in software\n"
 		"  status                           helper state and enabled devices\n"
 		"  show [dev DEV]                   offloaded rules with their counters\n"
@@ -459,6 +462,17 @@ static const char *xdp_mode_name(uint32_t mode)
 	switch (mode) {
 	case XDP_FLOW_XDP_MODE_NATIVE:	return "native";
 	case XDP_FLOW_XDP_MODE_GENERIC:	return "generic";
+	case XDP_FLOW_XDP_MODE_TC:	return "tcx";
+	default:			return "unknown";
+	}
+}
+
+static const char *hook_name(uint32_t mode)
+{
+	switch (mode) {
+	case XDP_FLOW_XDP_MODE_NATIVE:
+	case XDP_FLOW_XDP_MODE_GENERIC:	return "xdp";
+	case XDP_FLOW_XDP_MODE_TC:	return "tc";
 	default:			return "unknown";
 	}
 }
@@ -469,6 +483,7 @@ static const char *dev_state_name(uint32_t state)
 	case XDP_FLOW_DEV_STATE_ATTACHING:	return "attaching";
 	case XDP_FLOW_DEV_STATE_ATTACHED:	return "attached";
 	case XDP_FLOW_DEV_STATE_ERROR:		return "error";
+	case XDP_FLOW_DEV_STATE_IDLE:		return "idle";
 	default:				return "unknown";
 	}
 }
@@ -559,7 +574,7 @@ static int dev_handler(struct nlattr **tb, void *arg)
 {
 	uint32_t ifindex, state, mode, rules;
 	char name[IF_NAMESIZE + 16];
-	char msg[256] = "";
+	char msg[256] = "", why[256] = "";
 	int32_t error = 0;
 
 	(void)arg;
@@ -573,6 +588,8 @@ static int dev_handler(struct nlattr **tb, void *arg)
 		error = (int32_t)nla_get_u32(tb[XDP_FLOW_ATTR_ERROR]);
 	if (tb[XDP_FLOW_ATTR_MSG])
 		nla_strlcpy(msg, tb[XDP_FLOW_ATTR_MSG], sizeof(msg));
+	if (tb[XDP_FLOW_ATTR_HOOK_WHY])
+		nla_strlcpy(why, tb[XDP_FLOW_ATTR_HOOK_WHY], sizeof(why));
 	dev_name(ifindex, name, sizeof(name));
 
 	if (json) {
@@ -580,7 +597,10 @@ static int dev_handler(struct nlattr **tb, void *arg)
 		jw_string("dev", name);
 		jw_u64("ifindex", ifindex);
 		jw_string("state", dev_state_name(state));
+		jw_string("hook", hook_name(mode));
 		jw_string("xdp_mode", xdp_mode_name(mode));
+		if (why[0])
+			jw_string("hook_why", why);
 		jw_u64("rule_count", rules);
 		if (error || msg[0]) {
 			jw_s64("error_code", error);
@@ -589,8 +609,13 @@ static int dev_handler(struct nlattr **tb, void *arg)
 		jw_obj_close();
 		return 0;
 	}
-	printf("  %s (ifindex %u): %s, xdp %s, %u rule%s\n", name, ifindex,
-	       dev_state_name(state), xdp_mode_name(mode), rules, rules == 1 ? "" : "s");
+	printf("  %s (ifindex %u): %s, hook %s", name, ifindex,
+	       dev_state_name(state), hook_name(mode));
+	if (mode != XDP_FLOW_XDP_MODE_TC)
+		printf(" (%s)", xdp_mode_name(mode));
+	printf(", %u rule%s\n", rules, rules == 1 ? "" : "s");
+	if (why[0])
+		printf("    hook: %s\n", why);
 	if (error || msg[0])
 		printf("    error: %s%s%s\n", msg, msg[0] && error ? ": " : "",
 		       error ? strerror(error < 0 ? -error : error) : "");
@@ -1239,7 +1264,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd, *dev = NULL;
-	int mode = XDP_FLOW_XDP_MODE_NATIVE;
+	int mode = XDP_FLOW_XDP_MODE_AUTO;
+	const char *hook = NULL;
 	struct xf_ctx ctx = { 0 };
 	int c, ret, ifindex = 0;
 	enum { ENABLE, DISABLE, STATUS, SHOW } what;
@@ -1296,6 +1322,17 @@ int main(int argc, char **argv)
 			dev = argv[1];
 			argc -= 2;
 			argv += 2;
+		} else if (what == ENABLE && !strcmp(argv[0], "hook")) {
+			if (argc < 2)
+				return usage_err("'hook' needs xdp, tc or auto");
+			if (hook)
+				return usage_err("'hook' given twice");
+			hook = argv[1];
+			if (strcmp(hook, "xdp") && strcmp(hook, "tc") &&
+			    strcmp(hook, "auto"))
+				return usage_err("unknown hook '%s' (xdp, tc or auto)", hook);
+			argc -= 2;
+			argv += 2;
 		} else if (what == ENABLE && !strcmp(argv[0], "generic")) {
 			mode = XDP_FLOW_XDP_MODE_GENERIC;
 			argc--;
@@ -1310,6 +1347,13 @@ int main(int argc, char **argv)
 	}
 	if ((what == ENABLE || what == DISABLE) && !dev)
 		return usage_err("'%s' needs 'dev DEV'", cmd);
+	/* native and generic are XDP's modes: they imply hook xdp. */
+	if (hook && mode != XDP_FLOW_XDP_MODE_AUTO && strcmp(hook, "xdp"))
+		return usage_err("'native' and 'generic' go with hook xdp only");
+	if (hook && !strcmp(hook, "tc"))
+		mode = XDP_FLOW_XDP_MODE_TC;
+	else if (hook && !strcmp(hook, "xdp") && mode == XDP_FLOW_XDP_MODE_AUTO)
+		mode = XDP_FLOW_XDP_MODE_NATIVE;
 	if (pretty && !json)
 		pretty = false;
 

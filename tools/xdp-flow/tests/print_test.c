@@ -166,6 +166,18 @@ static void devices(void)
 	tb[XDP_FLOW_ATTR_ERROR] = mk_attr(XDP_FLOW_ATTR_ERROR, &e, 4);
 	tb[XDP_FLOW_ATTR_MSG] = mk_attr(XDP_FLOW_ATTR_MSG, "attach \"failed\"", 16);
 	dev_handler(tb, NULL);
+
+	v = XDP_FLOW_DEV_STATE_IDLE;
+	tb[XDP_FLOW_ATTR_DEV_STATE] = mk_attr(XDP_FLOW_ATTR_DEV_STATE, &v, 4);
+	v = XDP_FLOW_XDP_MODE_TC;
+	tb[XDP_FLOW_ATTR_XDP_MODE] = mk_attr(XDP_FLOW_ATTR_XDP_MODE, &v, 4);
+	v = 0;
+	tb[XDP_FLOW_ATTR_RULE_COUNT] = mk_attr(XDP_FLOW_ATTR_RULE_COUNT, &v, 4);
+	tb[XDP_FLOW_ATTR_ERROR] = NULL;
+	tb[XDP_FLOW_ATTR_MSG] = NULL;
+	tb[XDP_FLOW_ATTR_HOOK_WHY] = mk_attr(XDP_FLOW_ATTR_HOOK_WHY,
+					     "auto: \"virtual\" device", 24);
+	dev_handler(tb, NULL);
 }
 
 int main(int argc, char **argv)
