@@ -95,8 +95,10 @@ send_udp xfa 10.0.3.1 $N
 c1=$(wait_value $((c0 + N)) 5 udp_count xfc veth_c)
 [ "$c1" = $((c0 + N)) ]
 check_err $? "veth_c received $((c1 - c0)) of $N packets that match no rule"
+b0=$(udp_count xfb veth_b)
 tc filter add dev veth0 ingress pref 2 protocol ip flower verbose dst_ip 10.0.3.1 \
-	action pedit ex munge ip ttl set 9 pipe action pass >"$TMPD/err" 2>&1
+	action pedit ex munge ip ttl set 9 pipe action csum ip pipe \
+	action mirred egress redirect dev veth1 >"$TMPD/err" 2>&1
 check_err $? "tc filter add (pedit) failed: $(cat "$TMPD/err")"
 st=$(tc_hw_state "" veth0 2)
 [ "$st" != in_hw ]
@@ -104,12 +106,12 @@ check_err $? "the pedit rule is $st with the tc hook"
 grep -q "tc hook does not offload pedit" "$TMPD/err"
 check_err $? "tc did not pass on why: $(cat "$TMPD/err")"
 send_udp xfa 10.0.3.1 $N
-c2=$(wait_value $((c1 + N)) 5 udp_count xfc veth_c)
+b1=$(wait_value $((b0 + N)) 5 udp_count xfb veth_b)
 sw=$(wait_value $N 5 tc_stat "" veth0 2 packets)
-[ "$c2" = $((c1 + N)) ] && [ "$sw" = $N ] &&
+[ "$b1" = $((b0 + N)) ] && [ "$sw" = $N ] &&
 	[ "$(tc_stat "" veth0 2 hw_packets)" = 0 ]
-check_err $? "the software pedit rule: $((c2 - c1)) arrived, counted $sw (hw $(tc_stat "" veth0 2 hw_packets))"
-log_test "misses pass to TC; a pedit rule stays in software (classic TC runs it, $N packets)"
+check_err $? "the software pedit rule: $((b1 - b0)) arrived at veth_b, counted $sw (hw $(tc_stat "" veth0 2 hw_packets))"
+log_test "misses pass to TC; pedit + redirect stays in software (classic TC runs it, $N packets)"
 tc filter del dev veth0 ingress pref 2
 
 RET=0

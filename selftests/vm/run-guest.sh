@@ -12,7 +12,7 @@
 # overlay); $XF_RESULTS (default .cache/results/<series>) is writable and
 # shared with the host.
 #
-# Env: XF_GUEST_TIMEOUT  seconds before the guest is killed (default 2700)
+# Env: XF_GUEST_TIMEOUT  seconds before the guest is killed (default 3300)
 #      XF_GUEST_MEM      guest memory (default 2G)
 #      XF_GUEST_CPUS     guest CPUs (default 2)
 #      XF_VNG_OPTS       extra vng options (word-split)
@@ -85,7 +85,7 @@ trap 'rm -f "$script" "$started"' EXIT
 } >"$script"
 gcmd="bash $(q "$script")"
 
-timeout_s=${XF_GUEST_TIMEOUT:-2700}
+timeout_s=${XF_GUEST_TIMEOUT:-3300}
 # shellcheck disable=SC2206
 extra=(${XF_VNG_OPTS:-})
 
