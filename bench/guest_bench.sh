@@ -9,7 +9,7 @@
 # (<outdir> under $XF_RESULTS, the folder the guest may write; build the
 # objects first with `make -C bench` on the host.)
 #
-# Sections (XF_BENCH_SECTIONS, default all four, in this order):
+# Sections (XF_BENCH_SECTIONS, default all five, in this order):
 #
 #   forward  One UDP flow of 64-byte frames from a generator into veth D,
 #            D's ingress sends it to veth V, and an XDP program on V's peer
@@ -52,6 +52,23 @@
 #            ping (datapath flows flushed before it: upcall, flow set-up)
 #            and of the ping after it, with hw-offload off and on
 #            (xdp_flow enabled on the ports).
+#   miss     The miss path: traffic that matches no offloaded rule, from
+#            namespace xfbm (ms0) to mr0 in the root namespace; iperf3
+#            TCP (end.sum_received) and 64-byte UDP, -b 0 (datagrams
+#            a second that reached the UDP layer: Udp InDatagrams +
+#            InErrors; veth receives in the sender's context, so this is
+#            what the receive path allows), client on CPU 0, server on
+#            CPU 1, XF_BENCH_MISS_SECS each, round robin
+#            over REPS, each configuration set up just before its runs:
+#              disabled   nothing on mr0
+#              xdp|tc|auto  `xdp-flow enable dev mr0 hook <hook>`, clsact
+#                         and one flower rule that matches none of the
+#                         traffic (dst_ip 192.0.2.99 action drop, in_hw),
+#                         so that the datapath is attached; the first
+#                         time, a probe rule checks that the datapath
+#                         counts mr0's packets. Without the CLI's `hook`
+#                         word, xdp is a plain `xdp-flow enable` and tc
+#                         and auto are not measured.
 #
 # Results: <outdir>/guest.csv, lines "section,config,metric,value,unit"
 # (value numeric except in section meta), <outdir>/guest.txt (the table
@@ -64,8 +81,9 @@
 #
 # Env: XF_BENCH_QUICK=1 (a smoke run: 2 s, 1 run, 2 latency and ping
 #      repetitions, 1000 rules), XF_BENCH_SECTIONS (forward latency rate
-#      ping), XF_BENCH_GEN
+#      ping miss), XF_BENCH_GEN
 #      (xdp_gen|pktgen|both, default xdp_gen), XF_BENCH_SECS (5),
+#      XF_BENCH_MISS_SECS (3),
 #      XF_BENCH_REPS (3), XF_BENCH_WARM (1 s), XF_BENCH_LAT_REPS (5),
 #      XF_BENCH_LAT_PPS (2000), XF_BENCH_RULES (10000),
 #      XF_BENCH_PING_REPS (5), XF_BENCH_OBJ (folder of the built objects,
@@ -91,11 +109,11 @@ OUT=$1
 
 # XF_BENCH_QUICK=1: a smoke run (every section, few repetitions)
 if [ "${XF_BENCH_QUICK:-0}" = 1 ]; then
-	d_secs=2 d_reps=1 d_lat_reps=2 d_rules=1000 d_ping_reps=2
+	d_secs=2 d_reps=1 d_lat_reps=2 d_rules=1000 d_ping_reps=2 d_miss_secs=2
 else
-	d_secs=5 d_reps=3 d_lat_reps=5 d_rules=10000 d_ping_reps=5
+	d_secs=5 d_reps=3 d_lat_reps=5 d_rules=10000 d_ping_reps=5 d_miss_secs=3
 fi
-SECTIONS=${XF_BENCH_SECTIONS:-forward latency rate ping}
+SECTIONS=${XF_BENCH_SECTIONS:-forward latency rate ping miss}
 GENS=${XF_BENCH_GEN:-xdp_gen}
 SECS=${XF_BENCH_SECS:-$d_secs}
 REPS=${XF_BENCH_REPS:-$d_reps}
@@ -104,6 +122,7 @@ LAT_REPS=${XF_BENCH_LAT_REPS:-$d_lat_reps}
 LAT_PPS=${XF_BENCH_LAT_PPS:-2000}
 NRULES=${XF_BENCH_RULES:-$d_rules}
 PING_REPS=${XF_BENCH_PING_REPS:-$d_ping_reps}
+MISS_SECS=${XF_BENCH_MISS_SECS:-$d_miss_secs}
 OBJ=${XF_BENCH_OBJ:-$XF_ROOT/bench}
 SPLIT=${XF_BENCH_SPLIT:-0}
 SINK_OBJ=$OBJ/xdp_sink.bpf.o
@@ -251,11 +270,12 @@ gro_on()
 	done
 }
 
-# xf_enable <dev>: xdp_flow on the device, program attached, clsact made
-# after (so that the module binds its block).
+# xf_enable <dev> [hook]: xdp_flow on the device (hook xdp unless given),
+# clsact made after (so that the module binds its block); the datapath
+# attaches with the first offloaded rule.
 xf_enable()
 {
-	"$XF_CLI" enable dev "$1" >/dev/null || return 1
+	"$XF_CLI" enable dev "$1" hook "${2:-xdp}" >/dev/null || return 1
 	wait_dev_attached "$1" 20 || return 1
 	tc qdisc add dev "$1" clsact
 }
@@ -365,13 +385,13 @@ gen_stop()
 
 # ----------------------------------------------------------- section 1
 
-FWD_CFGS=(xdp_flow tc_flower ovs xdp_floor gen_only)
-declare -A FWD_SHORT=([xdp_flow]=xdp [tc_flower]=tc [ovs]=ovs [xdp_floor]=flr
-		      [gen_only]=nul)
+FWD_CFGS=(xdp_flow xdp_flow_tc tc_flower ovs xdp_floor gen_only)
+declare -A FWD_SHORT=([xdp_flow]=xdp [xdp_flow_tc]=xtc [tc_flower]=tc [ovs]=ovs
+		      [xdp_floor]=flr [gen_only]=nul)
 # where each configuration's frames are counted: P, or D itself for
 # gen_only (the sink on D: what generating and receiving alone cost)
-declare -A FWD_RX=([xdp_flow]=fp_xdp [tc_flower]=fp_tc [ovs]=fp_ovs
-		   [xdp_floor]=fp_flr [gen_only]=fd_nul)
+declare -A FWD_RX=([xdp_flow]=fp_xdp [xdp_flow_tc]=fp_xtc [tc_flower]=fp_tc
+		   [ovs]=fp_ovs [xdp_floor]=fp_flr [gen_only]=fd_nul)
 declare -A FWD_OK=()
 FWD_SPLIT=0
 
@@ -379,7 +399,7 @@ fwd_devs()
 {
 	local c
 
-	for c in xdp tc ovs flr; do
+	for c in xdp xtc tc ovs flr; do
 		echo "fg_$c fv_$c"
 	done
 	echo fg_nul
@@ -392,6 +412,7 @@ fwd_cleanup()
 		OVS_RUNNING=0
 	fi
 	[ -d /sys/module/xdp_flow ] && "$XF_CLI" disable dev fd_xdp >/dev/null 2>&1
+	[ -d /sys/module/xdp_flow ] && "$XF_CLI" disable dev fd_xtc >/dev/null 2>&1
 	# shellcheck disable=SC2046
 	devs_del $(fwd_devs)
 	rm -f "$PIN/floor"
@@ -404,12 +425,12 @@ fwd_setup()
 {
 	local c pairs=() why vidx
 
-	for c in xdp tc ovs flr; do
+	for c in xdp xtc tc ovs flr; do
 		pairs+=("fg_$c:fd_$c" "fv_$c:fp_$c")
 	done
 	veth_pairs "${pairs[@]}" fg_nul:fd_nul ||
 		{ note forward "cannot create the veth pairs"; return 1; }
-	sink_attach fp_xdp fp_tc fp_ovs fp_flr ||
+	sink_attach fp_xdp fp_xtc fp_tc fp_ovs fp_flr ||
 		{ note forward "cannot attach the sink to fp_*"; return 1; }
 	if sink_attach fd_nul; then
 		FWD_OK[gen_only]=1
@@ -417,7 +438,7 @@ fwd_setup()
 		note forward "gen_only: cannot attach the sink to fd_nul"
 	fi
 	# NAPI on every D: the generator's frames arrive through ndo_xdp_xmit
-	gro_on fd_xdp fd_tc fd_ovs fd_flr ||
+	gro_on fd_xdp fd_xtc fd_tc fd_ovs fd_flr ||
 		{ note forward "ethtool -K fd_* gro on failed"; return 1; }
 
 	if [ "$XF_READY" != 1 ]; then
@@ -431,6 +452,19 @@ fwd_setup()
 		note forward "xdp_flow: the redirect rule is not in_hw: $(tc filter show dev fd_xdp ingress | tr '\n' ' ')"
 	else
 		FWD_OK[xdp_flow]=1
+	fi
+	# The same rule through the TC hook (tcx, 6.6+).
+	if [ "$XF_READY" != 1 ]; then
+		:
+	elif ! xf_enable fd_xtc tc; then
+		note forward "xdp_flow_tc: cannot enable fd_xtc with hook tc (no tcx?)"
+	elif ! tc filter add dev fd_xtc ingress pref 1 protocol ip flower \
+			dst_ip $X action mirred egress redirect dev fv_xtc; then
+		note forward "xdp_flow_tc: tc filter add (redirect to fv_xtc) failed"
+	elif [ "$(tc_hw_state "" fd_xtc 1)" != in_hw ]; then
+		note forward "xdp_flow_tc: the redirect rule is not in_hw"
+	else
+		FWD_OK[xdp_flow_tc]=1
 	fi
 
 	if tc qdisc add dev fd_tc clsact &&
@@ -545,6 +579,10 @@ fwd_check()
 	xdp_flow)
 		tc_pkts fd_xdp 1 hw && local hw=$PK &&
 		tc_pkts fd_xdp 1 all && echo "rule counters: $PK packets, $hw of them in XDP (hardware)"
+		;;
+	xdp_flow_tc)
+		tc_pkts fd_xtc 1 hw && local hw=$PK &&
+		tc_pkts fd_xtc 1 all && echo "rule counters: $PK packets, $hw of them by the TC hook (hardware)"
 		;;
 	tc_flower)
 		tc_pkts fd_tc 1 all && echo "rule counter: $PK packets, in software"
@@ -1208,6 +1246,336 @@ section_ping()
 	done
 }
 
+# ----------------------------------------------------------- section 5
+
+# The miss path: traffic that matches no offloaded rule, from namespace
+# xfbm (ms0) to mr0 in the root namespace, with xdp_flow enabled on mr0
+# (one flower rule that matches none of it, so that the datapath is
+# attached) against nothing on mr0.
+MISS_CFGS=(disabled xdp tc auto)
+MISS_DEV=mr0
+MISS_IP=10.30.0.1
+MISS_SIP=10.30.0.2
+MISS_MAC=02:0f:00:30:00:01
+MISS_SMAC=02:0f:00:30:00:02
+MISS_PORT=5299
+MISS_SRV=
+MISS_HOOKWORD=1
+
+miss_cleanup()
+{
+	if [ -n "$MISS_SRV" ]; then
+		kill "$MISS_SRV" 2>/dev/null
+		wait "$MISS_SRV" 2>/dev/null
+		MISS_SRV=
+	fi
+	tc qdisc del dev $MISS_DEV clsact 2>/dev/null
+	[ -d /sys/module/xdp_flow ] && "$XF_CLI" disable dev $MISS_DEV >/dev/null 2>&1
+	ip netns del xfbm 2>/dev/null
+	devs_del $MISS_DEV
+}
+
+miss_topo()
+{
+	miss_cleanup
+	ip netns add xfbm &&
+	ip link add $MISS_DEV address $MISS_MAC type veth peer name ms0 \
+		address $MISS_SMAC netns xfbm || return 1
+	echo 1 >/proc/sys/net/ipv6/conf/$MISS_DEV/disable_ipv6
+	ip -batch - <<EOT || return 1
+addr add $MISS_IP/24 dev $MISS_DEV
+link set dev $MISS_DEV up
+neigh replace $MISS_SIP lladdr $MISS_SMAC dev $MISS_DEV nud permanent
+EOT
+	ip netns exec xfbm sh -c "
+		echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6
+		ip -batch - <<EOT
+link set dev lo up
+addr add $MISS_SIP/24 dev ms0
+link set dev ms0 up
+neigh replace $MISS_IP lladdr $MISS_MAC dev ms0 nud permanent
+EOT"
+}
+
+# miss_counts: sets M_IN (Udp InDatagrams + InErrors of the root namespace:
+# datagrams that reached the UDP layer), M_DLV (InDatagrams alone: read by
+# the socket's owner) and M_DEV (mr0's rx_packets), without a process.
+miss_counts()
+{
+	local l h=
+
+	M_IN= M_DLV= M_DEV=
+	while read -r l; do
+		[[ $l == Udp:* ]] || continue
+		if [ -z "$h" ]; then
+			h=$l
+			continue
+		fi
+		local -a hs=($h) vs=($l)
+		local i e=
+		for ((i = 1; i < ${#hs[@]}; i++)); do
+			[ "${hs[$i]}" = InDatagrams ] && M_DLV=${vs[$i]}
+			[ "${hs[$i]}" = InErrors ] && e=${vs[$i]}
+		done
+		[ -n "$M_DLV" ] && [ -n "$e" ] && M_IN=$((M_DLV + e))
+		break
+	done </proc/net/snmp
+	rx $MISS_DEV && M_DEV=$RX
+	[ -n "$M_IN" ] && [ -n "$M_DEV" ]
+}
+
+# miss_probe: a rule matching 5 UDP datagrams to mr0 counts them in the
+# datapath ("Sent hardware"); deleted again. WHY says why not.
+miss_probe()
+{
+	local i
+
+	if ! tc filter add dev $MISS_DEV ingress pref 1 protocol ip flower \
+			dst_ip $MISS_IP ip_proto udp dst_port 9 action drop; then
+		WHY="probe rule: tc filter add failed"
+		return 1
+	fi
+	ip netns exec xfbm bash -c "for i in 1 2 3 4 5; do echo probe >/dev/udp/$MISS_IP/9; done" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		tc_pkts $MISS_DEV 1 hw && [ "$PK" -ge 5 ] && break
+		bsleep 0.2
+	done
+	tc filter del dev $MISS_DEV ingress pref 1
+	[ "${PK:-0}" -ge 5 ] ||
+		{ WHY="the probe rule counted ${PK:-?} of 5 datagrams in the datapath"; return 1; }
+}
+
+# miss_up <cfg> <check>: enable xdp_flow on mr0 with the configuration's
+# hook, one non-matching rule; with check=1 also the probe. Sets WHY on
+# failure and HOOK to the hook found on the device (xdp or tc).
+miss_up()
+{
+	local cfg=$1 check=$2 st i js
+
+	WHY= HOOK=
+	[ "$cfg" = disabled ] && return 0
+	if [ "$XF_READY" != 1 ]; then
+		WHY="the module or its helper is not running"
+		return 1
+	fi
+	if [ "$MISS_HOOKWORD" = 1 ] &&
+	   ! "$XF_CLI" enable dev $MISS_DEV hook "$cfg" >/dev/null 2>"$TMP/miss.err"; then
+		if [ "$cfg" != xdp ]; then
+			WHY="xdp-flow enable dev $MISS_DEV hook $cfg: $(tr '\n' ' ' <"$TMP/miss.err")"
+			return 1
+		fi
+		# no hook word: the CLI (and so the module) knows XDP alone
+		"$XF_CLI" enable dev $MISS_DEV >/dev/null 2>"$TMP/miss.err2" ||
+			{ WHY="xdp-flow enable: $(tr '\n' ' ' <"$TMP/miss.err2")"; return 1; }
+		MISS_HOOKWORD=0
+		note miss "xdp-flow refuses 'hook' ($(tr '\n' ' ' <"$TMP/miss.err")): xdp measured with a plain 'xdp-flow enable'"
+	elif [ "$MISS_HOOKWORD" = 0 ]; then
+		if [ "$cfg" != xdp ]; then
+			WHY="xdp-flow has no 'hook' word"
+			return 1
+		fi
+		"$XF_CLI" enable dev $MISS_DEV >/dev/null 2>"$TMP/miss.err2" ||
+			{ WHY="xdp-flow enable: $(tr '\n' ' ' <"$TMP/miss.err2")"; return 1; }
+	fi
+	tc qdisc add dev $MISS_DEV clsact &&
+	tc filter add dev $MISS_DEV ingress pref 10 protocol ip flower \
+		dst_ip 192.0.2.99 action drop || { WHY="tc qdisc/filter add failed"; return 1; }
+	[ "$(tc_hw_state "" $MISS_DEV 10)" = in_hw ] ||
+		{ WHY="the non-matching rule is not in_hw: $(tc filter show dev $MISS_DEV ingress | tr '\n' ' ')"; return 1; }
+	for ((i = 0; i < 100; i++)); do
+		st=$(xf_dev_state $MISS_DEV)
+		[ "$st" = attached ] && break
+		[ "$st" = error ] && break
+		bsleep 0.2
+	done
+	[ "$st" = attached ] ||
+		{ WHY="mr0 is not attached: state $st: $("$XF_CLI" status 2>&1 | tr '\n' ' ')"; return 1; }
+	if [ "$(xdp_prog_id "" $MISS_DEV)" != 0 ]; then
+		HOOK=xdp
+	else
+		HOOK=tc
+	fi
+	case $cfg in
+	xdp) [ $HOOK = xdp ] || { WHY="hook xdp, but mr0 has no XDP program"; return 1; } ;;
+	tc) [ $HOOK = tc ] || { WHY="hook tc, but mr0 has an XDP program"; return 1; } ;;
+	esac
+	if [ "$check" = 1 ]; then
+		js=$(timeout 20 "$XF_CLI" -j status 2>/dev/null |
+			jq -c ".devices[] | select(.dev == \"$MISS_DEV\")" 2>/dev/null)
+		log "miss $cfg: on the $HOOK hook; xdp-flow status: $js"
+		st=$(jq -r '.hook // empty' <<<"$js" 2>/dev/null)
+		[ -z "$st" ] || [ "$st" = "$HOOK" ] ||
+			note miss "$cfg: xdp-flow status says hook $st, but mr0 looks like $HOOK"
+		[ "$cfg" = auto ] &&
+			note miss "auto: picked $HOOK ($(jq -r '.hook_why // "no reason given"' <<<"$js" 2>/dev/null))"
+		miss_probe || return 1
+	fi
+	return 0
+}
+
+miss_down()
+{
+	[ "$1" = disabled ] && return 0
+	tc qdisc del dev $MISS_DEV clsact 2>/dev/null
+	"$XF_CLI" disable dev $MISS_DEV >/dev/null 2>&1
+	[ "$(xdp_prog_id "" $MISS_DEV)" = 0 ] ||
+		{ note miss "$1: an XDP program stays on mr0 after disable"; return 1; }
+}
+
+# miss_tcp: sets M_TCP (Gbit/s).
+miss_tcp()
+{
+	M_TCP=
+	ip netns exec xfbm timeout $((MISS_SECS + 60)) iperf3 -c $MISS_IP \
+		-p $MISS_PORT -t "$MISS_SECS" -O 1 -A 0 -J >"$TMP/miss_tcp.json" 2>&1
+	M_TCP=$(jq -r '.end.sum_received.bits_per_second // empty' "$TMP/miss_tcp.json" 2>/dev/null)
+	[ -n "$M_TCP" ] ||
+		{ WHY="iperf3 tcp: $(head -c 300 "$TMP/miss_tcp.json" | tr '\n' ' ')"; return 1; }
+	M_TCP=$(calc "$M_TCP / 1e9")
+}
+
+# miss_udp: sets M_UDP (datagrams that reached the UDP layer a second),
+# M_UDLV (of them, read by iperf3), M_UDEV (frames at mr0 a second),
+# M_SENT (datagrams the client sent a second).
+miss_udp()
+{
+	local pid i0 d0 l0 t0 i1 d1 l1 t1 n s k
+
+	M_UDP= M_UDLV= M_UDEV= M_SENT=
+	ip netns exec xfbm timeout $((MISS_SECS + 60)) iperf3 -c $MISS_IP \
+		-p $MISS_PORT -u -l 64 -b 0 -t $((MISS_SECS + 2)) -A 0 -J \
+		>"$TMP/miss_udp.json" 2>&1 &
+	pid=$!
+	# processes start slowly here: from the first datagrams on
+	miss_counts || { wait $pid; WHY="cannot read the counters"; return 1; }
+	i0=$M_IN
+	for ((k = 0; k < 100; k++)); do
+		bsleep 0.1
+		miss_counts && [ $((M_IN - i0)) -gt 100 ] && break
+	done
+	bsleep 0.5
+	miss_counts || { wait $pid; WHY="cannot read the counters"; return 1; }
+	i0=$M_IN d0=$M_DEV l0=$M_DLV; now; t0=$NOW
+	bsleep "$MISS_SECS"
+	miss_counts || { wait $pid; WHY="cannot read the counters"; return 1; }
+	i1=$M_IN d1=$M_DEV l1=$M_DLV; now; t1=$NOW
+	wait $pid
+	n=$(jq -r '.end.sum.packets // empty' "$TMP/miss_udp.json" 2>/dev/null)
+	s=$(jq -r '.end.sum.seconds // empty' "$TMP/miss_udp.json" 2>/dev/null)
+	[ -n "$n" ] && [ -n "$s" ] ||
+		{ WHY="iperf3 udp: $(head -c 300 "$TMP/miss_udp.json" | tr '\n' ' ')"; return 1; }
+	M_UDP=$(calc "($i1 - $i0) * 1e6 / ($t1 - $t0)")
+	M_UDLV=$(calc "($l1 - $l0) * 1e6 / ($t1 - $t0)")
+	M_UDEV=$(calc "($d1 - $d0) * 1e6 / ($t1 - $t0)")
+	M_SENT=$(calc "$n / $s")
+	[ "$(calc "$M_UDP > 0")" = 1 ] || { WHY="no datagram arrived"; return 1; }
+}
+
+section_miss()
+{
+	local cfg r k n line rt ru check
+	local -A ok=() why=() tcp=() udp=() udlv=() udev=() usent=() mt=() mu=() hook=()
+
+	log "== miss: traffic matching no rule, xfbm -> mr0; tcp and 64-byte udp; $REPS x ${MISS_SECS}s per configuration"
+	command -v iperf3 >/dev/null || { note miss "no iperf3"; return 1; }
+	miss_topo || { note miss "cannot build the namespace and veth pair"; miss_cleanup; return 1; }
+	iperf3 -s -B $MISS_IP -p $MISS_PORT -A 1 >"$TMP/miss_srv.log" 2>&1 &
+	MISS_SRV=$!
+	bsleep 1
+	kill -0 "$MISS_SRV" 2>/dev/null ||
+		{ note miss "the iperf3 server does not start: $(cat "$TMP/miss_srv.log")"; MISS_SRV=; miss_cleanup; return 1; }
+	for cfg in "${MISS_CFGS[@]}"; do
+		ok[$cfg]=1
+	done
+
+	n=${#MISS_CFGS[@]}
+	for ((r = 1; r <= REPS; r++)); do
+		for ((k = 0; k < n; k++)); do
+			cfg=${MISS_CFGS[$(((k + r - 1) % n))]}
+			[ "${ok[$cfg]}" = 1 ] || continue
+			check=0
+			[ -z "${hook[$cfg]:-}" ] && check=1
+			if ! miss_up "$cfg" $check; then
+				ok[$cfg]=0
+				why[$cfg]=$WHY
+				note miss "$cfg: not measured: $WHY"
+				miss_down "$cfg" >/dev/null 2>&1
+				continue
+			fi
+			hook[$cfg]=${HOOK:-none}
+			line="miss $cfg run $r:"
+			if miss_tcp; then
+				tcp[$cfg]+="$M_TCP "
+				csv miss "$cfg" "tcp_gbps_run$r" "$M_TCP" Gbit/s
+				line+=" tcp $(printf '%.3f' "$M_TCP") Gbit/s"
+			else
+				note miss "$cfg run $r: tcp failed: $WHY"
+			fi
+			if miss_udp; then
+				udp[$cfg]+="$M_UDP "
+				udlv[$cfg]+="$M_UDLV "
+				udev[$cfg]+="$M_UDEV "
+				usent[$cfg]+="$M_SENT "
+				csv miss "$cfg" "udp_pps_run$r" "$M_UDP" pps
+				line+="; udp $(printf '%.0f' "$M_UDP") pps at the UDP layer, $(printf '%.0f' "$M_UDLV") delivered, $(printf '%.0f' "$M_UDEV") at mr0, $(printf '%.0f' "$M_SENT") sent"
+			else
+				note miss "$cfg run $r: udp failed: $WHY"
+			fi
+			log "$line"
+			miss_down "$cfg"
+		done
+	done
+	miss_cleanup
+
+	sum ""
+	sum "miss: traffic matching no rule (xdp_flow enabled on mr0 with one non-matching flower rule,"
+	sum "  hook xdp|tc|auto, against nothing on mr0): iperf3 tcp, and 64-byte udp (datagrams that"
+	sum "  reached the UDP layer; delivered: read by iperf3); median of $REPS x ${MISS_SECS}s; ratio: to disabled"
+	sum "$(printf '  %-10s %-5s %9s %6s %10s %6s %10s %10s %10s' config hook 'tcp Gb/s' ratio 'udp pps' ratio delivered 'at mr0' 'sent')"
+	for cfg in "${MISS_CFGS[@]}"; do
+		if [ -z "${tcp[$cfg]:-}${udp[$cfg]:-}" ]; then
+			csv miss "$cfg" measured 0 flag
+			sum "$(printf '  %-10s not measured: %s' "$cfg" "${why[$cfg]:-every run failed}")"
+			continue
+		fi
+		csv miss "$cfg" measured 1 flag
+		[ "$cfg" = auto ] && csv miss auto hook_is_tc "$([ "${hook[auto]}" = tc ] && echo 1 || echo 0)" flag
+		# shellcheck disable=SC2086
+		[ -n "${tcp[$cfg]:-}" ] && mt[$cfg]=$(median ${tcp[$cfg]}) &&
+			csv miss "$cfg" tcp_gbps "${mt[$cfg]}" Gbit/s
+		if [ -n "${udp[$cfg]:-}" ]; then
+			# shellcheck disable=SC2086
+			mu[$cfg]=$(median ${udp[$cfg]})
+			csv miss "$cfg" udp_pps "${mu[$cfg]}" pps
+			# shellcheck disable=SC2086
+			csv miss "$cfg" udp_delivered_pps "$(median ${udlv[$cfg]})" pps
+			# shellcheck disable=SC2086
+			csv miss "$cfg" udp_dev_pps "$(median ${udev[$cfg]})" pps
+			# shellcheck disable=SC2086
+			csv miss "$cfg" udp_sent_pps "$(median ${usent[$cfg]})" pps
+		fi
+	done
+	for cfg in "${MISS_CFGS[@]}"; do
+		[ -n "${tcp[$cfg]:-}${udp[$cfg]:-}" ] || continue
+		rt=- ru=-
+		if [ -n "${mt[$cfg]:-}" ] && [ -n "${mt[disabled]:-}" ]; then
+			rt=$(calc "${mt[$cfg]} / ${mt[disabled]}")
+			csv miss "$cfg" tcp_ratio_to_disabled "$rt" ratio
+			rt=$(printf '%.3f' "$rt")
+		fi
+		if [ -n "${mu[$cfg]:-}" ] && [ -n "${mu[disabled]:-}" ]; then
+			ru=$(calc "${mu[$cfg]} / ${mu[disabled]}")
+			csv miss "$cfg" udp_ratio_to_disabled "$ru" ratio
+			ru=$(printf '%.3f' "$ru")
+		fi
+		# shellcheck disable=SC2086
+		sum "$(printf '  %-10s %-5s %9.3f %6s %10.0f %6s %10.0f %10.0f %10.0f' "$cfg" "${hook[$cfg]:--}" \
+			"${mt[$cfg]:-0}" "$rt" "${mu[$cfg]:-0}" "$ru" "$(median ${udlv[$cfg]:-0})" \
+			"$(median ${udev[$cfg]:-0})" "$(median ${usent[$cfg]:-0})")"
+	done
+	sum "  targets (issue 6, hook auto): tcp >= 0.9, udp >= 0.95 of disabled"
+}
+
 # ------------------------------------------------------------------ main
 
 cleanup()
@@ -1223,6 +1591,7 @@ cleanup()
 	fwd_cleanup >/dev/null 2>&1
 	rate_cleanup >/dev/null 2>&1
 	ping_cleanup >/dev/null 2>&1
+	miss_cleanup >/dev/null 2>&1
 	devs_del xgk0
 	[ -n "$V6DEFAULT" ] && echo "$V6DEFAULT" >/proc/sys/net/ipv6/conf/default/disable_ipv6
 	rm -rf "$PIN"
@@ -1277,7 +1646,7 @@ ip link add xgk0 type veth peer name xgk1 ||
 
 for s in $SECTIONS; do
 	case $s in
-	forward|latency|rate|ping)
+	forward|latency|rate|ping|miss)
 		t=$SECONDS
 		"section_$s"
 		log "section $s took $((SECONDS - t)) s"

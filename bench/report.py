@@ -6,11 +6,13 @@ Usage: report.py <results-dir> <machine description>
 
 Reads every *.csv in <results-dir> whose lines are
 "section,config,metric,value,unit" (bench_dp writes section "datapath",
-the guest script its own sections), and writes there:
+bench_miss.sh "miss_host", the guest script its own sections, "miss"
+among them), and writes there:
   results.csv   all rows, with the file each came from
-  results.md    the tables: the datapath's cost against the floor, and one
-                table per guest section with ratios to xdp_flow where the
-                section compares configurations
+  results.md    the tables: the datapath's cost against the floor, the
+                miss path (host and guest, ratios to disabled), and one
+                table per other guest section with ratios to xdp_flow
+                where the section compares configurations
   *.png         plots, when matplotlib is there (bench/run.sh installs it)
 """
 
@@ -79,6 +81,105 @@ def datapath_table(rows):
     return out, cells
 
 
+# The miss path: section -> where it was measured, and the configuration
+# the issue's targets apply to (the auto hook; on the host, whose helper
+# runs without the module, tc: what auto picks on veth).
+MISS = OrderedDict([("miss_host", ("host, real CPU", "tc")),
+                    ("miss", ("guest, QEMU TCG", "auto"))])
+MISS_ORDER = ["disabled", "xdp", "tc", "auto", "bare_xdp_pass",
+              "bare_tc_pass"]
+MISS_TARGET = {"tcp": 0.9, "udp": 0.95}
+
+
+def miss_notes(folder):
+    """Why miss configurations were not measured: {section: [lines]}."""
+    out = {"miss_host": [], "miss": []}
+    for path, sec, prefix in (
+            (os.path.join(folder, "host_miss_notes.txt"), "miss_host", ""),
+            (os.path.join(folder, "guest_notes.txt"), "miss", "miss: "),
+            (os.path.join(folder, "guest", "guest_notes.txt"), "miss",
+             "miss: ")):
+        try:
+            with open(path) as f:
+                for line in f:
+                    line = line.strip()
+                    if line.startswith(prefix) and line not in out[sec]:
+                        out[sec].append(line[len(prefix):])
+        except OSError:
+            pass
+    return out
+
+
+def miss_cells(rows):
+    """{section: {config: {metric: value}}} for the miss sections, the
+    host's first."""
+    cells = OrderedDict()
+    for sec in MISS:
+        for r in rows:
+            if r["section"] == sec:
+                cells.setdefault(sec, {}).setdefault(
+                    r["config"], {})[r["metric"]] = r["value"]
+    return cells
+
+
+def miss_configs(cfgs):
+    return ([c for c in MISS_ORDER if c in cfgs] +
+            sorted(c for c in cfgs if c not in MISS_ORDER))
+
+
+def miss_table(cells, notes):
+    if not cells:
+        return []
+    out = ["| where | config | TCP Gbit/s | TCP / disabled | best / best "
+           "| UDP 64 B pps | UDP / disabled | best / best "
+           "| UDP delivered pps |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    verdicts = []
+    for sec, cfgs in cells.items():
+        where, target_cfg = MISS[sec]
+        for cfg in miss_configs(cfgs):
+            c = cfgs[cfg]
+            if not c.get("measured", 1):
+                why = [n for n in notes.get(sec, []) if n.startswith(cfg + ":")
+                       and "not measured" in n]
+                out.append("| %s | %s | not measured%s | | | | | | |" % (
+                    where, cfg, ": " + why[0].split("not measured:", 1)[-1]
+                    .strip().replace("|", "/") if why else ""))
+                continue
+            name = cfg
+            if cfg == "auto" and "hook_is_tc" in c:
+                name += " (%s)" % ("tc" if c["hook_is_tc"] else "xdp")
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                where, name, fmt(c.get("tcp_gbps")),
+                fmt(c.get("tcp_ratio_to_disabled")),
+                fmt(c.get("tcp_best_ratio_to_disabled")),
+                fmt(c.get("udp_pps")), fmt(c.get("udp_ratio_to_disabled")),
+                fmt(c.get("udp_best_ratio_to_disabled")),
+                fmt(c.get("udp_delivered_pps"))))
+        c = cfgs.get(target_cfg, {})
+        if c.get("measured", 0):
+            parts = []
+            for what in ("tcp", "udp"):
+                v = c.get(what + "_ratio_to_disabled")
+                if v is None:
+                    parts.append("%s not measured" % what.upper())
+                else:
+                    parts.append("%s %s (target %s: %s)" % (
+                        what.upper(), fmt(v), MISS_TARGET[what],
+                        "met" if v >= MISS_TARGET[what] else "NOT met"))
+            verdicts.append("- %s, %s: %s" % (where, target_cfg,
+                                              "; ".join(parts)))
+        else:
+            verdicts.append("- %s, %s: not measured" % (where, target_cfg))
+    out += ["", "Targets (issue 6, the auto hook; on veth auto is tc), "
+            "medians against disabled's:", ""] + verdicts
+    rest = [(MISS[sec][0], n) for sec in cells for n in notes.get(sec, [])
+            if "not measured:" not in n]
+    if rest:
+        out += ["", "Remarks:", ""] + ["- %s: %s" % (w, n) for w, n in rest]
+    return out
+
+
 def shown(r):
     """Single runs and the guest's own ratios stay in results.csv."""
     m = r["metric"]
@@ -140,7 +241,34 @@ def plots(folder, rows, cells):
         fig.savefig(os.path.join(folder, "datapath.png"), dpi=100)
         plt.close(fig)
         made.append("datapath.png")
-    for section in sorted({r["section"] for r in rows} - {"datapath", "meta"}):
+    miss = miss_cells(rows)
+    if miss:
+        fig, axes = plt.subplots(1, len(miss), figsize=(6 * len(miss), 3.8),
+                                 squeeze=False)
+        for ax, (sec, cfgs) in zip(axes[0], miss.items()):
+            names = [c for c in miss_configs(cfgs)
+                     if cfgs[c].get("measured", 1)]
+            xs = list(range(len(names)))
+            for off, what, label in ((-0.2, "tcp", "TCP stream"),
+                                     (0.2, "udp", "UDP 64 B pps")):
+                ys = [cfgs[c].get(what + "_ratio_to_disabled") or 0
+                      for c in names]
+                ax.bar([x + off for x in xs], ys, width=0.4, label=label)
+            for what, style in (("tcp", "--"), ("udp", ":")):
+                ax.axhline(MISS_TARGET[what], color="gray", linestyle=style,
+                           linewidth=1)
+            ax.set_xticks(xs)
+            ax.set_xticklabels(names, rotation=30, fontsize=8)
+            ax.set_title("miss path, %s" % MISS[sec][0], fontsize=9)
+            ax.set_ylabel("ratio to disabled (median)")
+            ax.grid(True, axis="y", alpha=0.3)
+        axes[0][0].legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(folder, "miss.png"), dpi=100)
+        plt.close(fig)
+        made.append("miss.png")
+    for section in sorted({r["section"] for r in rows} -
+                          {"datapath", "meta"} - set(MISS)):
         rs = [r for r in rows if r["section"] == section and shown(r)]
         if not rs:
             continue
@@ -191,8 +319,25 @@ def main():
                               r["unit"]) for r in rows if r["section"] == "meta"]
     if meta:
         md += ["Run: " + "; ".join(meta), ""]
+    mt = miss_table(miss_cells(rows), miss_notes(folder))
+    if mt:
+        md += ["## The miss path: traffic that matches no rule",
+               "",
+               "veth between two namespaces; the traffic matches none of "
+               "the offloaded rules. TCP: an iperf3 stream (Gbit/s "
+               "received); UDP: iperf3 64-byte datagrams at full speed, "
+               "a second, that reached the receiver's UDP layer (veth "
+               "receives in the sender's context: the receive path sets "
+               "the rate); delivered: of them, read by iperf3. Medians; "
+               "ratios to disabled (nothing on the device), best / best: "
+               "of the fastest runs. xdp, tc: xdp_flow's datapath at that "
+               "hook (host: the helper alone, one non-matching rule; guest: "
+               "the module and `xdp-flow enable dev X hook ...`, one "
+               "non-matching flower rule); auto: the hook xdp_flow picks; "
+               "bare_*: a program that only passes, at that hook (host).",
+               ""] + mt + [""]
     for section in OrderedDict.fromkeys(r["section"] for r in rows):
-        if section in ("datapath", "meta"):
+        if section in ("datapath", "meta") or section in MISS:
             continue
         md += ["## %s" % section, ""] + section_table(rows, section) + [""]
     for name in plots(folder, rows, cells):

@@ -5,9 +5,12 @@
 #   1. selftests/vm/setup.sh and build.sh for the guest kernel (packages,
 #      kernel, module, helper), bench/ programs, matplotlib in the venv;
 #   2. the host: bench/host/bench_dp, the datapath's cost through
-#      BPF_PROG_TEST_RUN on the real CPU;
-#   3. one guest boot: bench/guest_bench.sh, the seed scenario and the
-#      control plane, all configurations in the same boot;
+#      BPF_PROG_TEST_RUN on the real CPU; bench/host/bench_miss.sh, the
+#      miss path (traffic no rule matches, over veth, xdp_flow's hooks
+#      against nothing attached);
+#   3. one guest boot: bench/guest_bench.sh, the seed scenario, the
+#      control plane and the miss path, all configurations in the same
+#      boot;
 #   4. bench/report.py: results.md, results.csv and PNG plots.
 # Results go to bench/results/ (not committed; the README carries the
 # table of the last run that was recorded).
@@ -44,6 +47,9 @@ if [ "${XF_BENCH_HOST:-1}" = 1 ]; then
 	args=()
 	[ "$quick" = 1 ] && args+=(--quick)
 	bench/host/bench_dp "${args[@]}" >"$out/host.csv" || { msg "bench_dp failed"; rc=1; }
+	msg "host: the miss path (bench_miss.sh)"
+	XF_BENCH_QUICK=$quick bash bench/host/bench_miss.sh "$out" </dev/null ||
+		{ msg "bench_miss.sh failed"; rc=1; }
 fi
 
 if [ "${XF_BENCH_GUEST:-1}" = 1 ]; then
