@@ -58,8 +58,9 @@
 #            a second that reached the UDP layer: Udp InDatagrams +
 #            InErrors; veth receives in the sender's context, so this is
 #            what the receive path allows), client on CPU 0, server on
-#            CPU 1, XF_BENCH_MISS_SECS each, round robin
-#            over REPS, each configuration set up just before its runs:
+#            CPU 1, XF_BENCH_MISS_SECS each, round robin over
+#            XF_BENCH_MISS_REPS, each configuration set up just before
+#            its runs:
 #              disabled   nothing on mr0
 #              xdp|tc|auto  `xdp-flow enable dev mr0 hook <hook>`, clsact
 #                         and one flower rule that matches none of the
@@ -83,7 +84,8 @@
 #      repetitions, 1000 rules), XF_BENCH_SECTIONS (forward latency rate
 #      ping miss), XF_BENCH_GEN
 #      (xdp_gen|pktgen|both, default xdp_gen), XF_BENCH_SECS (5),
-#      XF_BENCH_MISS_SECS (3),
+#      XF_BENCH_MISS_SECS (3), XF_BENCH_MISS_REPS (2: a run costs ~20 s
+#      here, the section stays under 3 minutes),
 #      XF_BENCH_REPS (3), XF_BENCH_WARM (1 s), XF_BENCH_LAT_REPS (5),
 #      XF_BENCH_LAT_PPS (2000), XF_BENCH_RULES (10000),
 #      XF_BENCH_PING_REPS (5), XF_BENCH_OBJ (folder of the built objects,
@@ -110,8 +112,10 @@ OUT=$1
 # XF_BENCH_QUICK=1: a smoke run (every section, few repetitions)
 if [ "${XF_BENCH_QUICK:-0}" = 1 ]; then
 	d_secs=2 d_reps=1 d_lat_reps=2 d_rules=1000 d_ping_reps=2 d_miss_secs=2
+	d_miss_reps=1
 else
 	d_secs=5 d_reps=3 d_lat_reps=5 d_rules=10000 d_ping_reps=5 d_miss_secs=3
+	d_miss_reps=2
 fi
 SECTIONS=${XF_BENCH_SECTIONS:-forward latency rate ping miss}
 GENS=${XF_BENCH_GEN:-xdp_gen}
@@ -123,6 +127,7 @@ LAT_PPS=${XF_BENCH_LAT_PPS:-2000}
 NRULES=${XF_BENCH_RULES:-$d_rules}
 PING_REPS=${XF_BENCH_PING_REPS:-$d_ping_reps}
 MISS_SECS=${XF_BENCH_MISS_SECS:-$d_miss_secs}
+MISS_REPS=${XF_BENCH_MISS_REPS:-$d_miss_reps}
 OBJ=${XF_BENCH_OBJ:-$XF_ROOT/bench}
 SPLIT=${XF_BENCH_SPLIT:-0}
 SINK_OBJ=$OBJ/xdp_sink.bpf.o
@@ -1476,7 +1481,7 @@ section_miss()
 	local cfg r k n line rt ru check
 	local -A ok=() why=() tcp=() udp=() udlv=() udev=() usent=() mt=() mu=() hook=()
 
-	log "== miss: traffic matching no rule, xfbm -> mr0; tcp and 64-byte udp; $REPS x ${MISS_SECS}s per configuration"
+	log "== miss: traffic matching no rule, xfbm -> mr0; tcp and 64-byte udp; $MISS_REPS x ${MISS_SECS}s per configuration"
 	command -v iperf3 >/dev/null || { note miss "no iperf3"; return 1; }
 	miss_topo || { note miss "cannot build the namespace and veth pair"; miss_cleanup; return 1; }
 	iperf3 -s -B $MISS_IP -p $MISS_PORT -A 1 >"$TMP/miss_srv.log" 2>&1 &
@@ -1489,7 +1494,7 @@ section_miss()
 	done
 
 	n=${#MISS_CFGS[@]}
-	for ((r = 1; r <= REPS; r++)); do
+	for ((r = 1; r <= MISS_REPS; r++)); do
 		for ((k = 0; k < n; k++)); do
 			cfg=${MISS_CFGS[$(((k + r - 1) % n))]}
 			[ "${ok[$cfg]}" = 1 ] || continue
@@ -1530,7 +1535,7 @@ section_miss()
 	sum ""
 	sum "miss: traffic matching no rule (xdp_flow enabled on mr0 with one non-matching flower rule,"
 	sum "  hook xdp|tc|auto, against nothing on mr0): iperf3 tcp, and 64-byte udp (datagrams that"
-	sum "  reached the UDP layer; delivered: read by iperf3); median of $REPS x ${MISS_SECS}s; ratio: to disabled"
+	sum "  reached the UDP layer; delivered: read by iperf3); median of $MISS_REPS x ${MISS_SECS}s; ratio: to disabled"
 	sum "$(printf '  %-10s %-5s %9s %6s %10s %6s %10s %10s %10s' config hook 'tcp Gb/s' ratio 'udp pps' ratio delivered 'at mr0' 'sent')"
 	for cfg in "${MISS_CFGS[@]}"; do
 		if [ -z "${tcp[$cfg]:-}${udp[$cfg]:-}" ]; then

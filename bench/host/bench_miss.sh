@@ -6,8 +6,12 @@
 #
 #   bash bench/host/bench_miss.sh <outdir>        (as root)
 #
-# Two network namespaces xfmiss_a and xfmiss_b joined by a veth pair
-# (xfm_a 10.199.0.1 -- xfm_b 10.199.0.2), made here and removed at exit.
+# Two network namespaces xfmiss_a_<pid> and xfmiss_b_<pid> (<pid>: this
+# script's; below xfmiss_a and xfmiss_b) joined by a veth pair (xfm_a
+# 10.199.0.1 -- xfm_b 10.199.0.2), made here and removed at exit (and
+# those of a run that died, at the start of the next). One run at a time:
+# a second run waits for the first (a lock), as both would measure each
+# other.
 # Traffic from a to b, received on xfm_b, where each configuration puts
 # (or does not put) a program:
 #
@@ -90,8 +94,9 @@ TRIES=${XF_MISS_TRIES:-3}
 read -r -a CONFIGS <<<"${XF_MISS_CONFIGS:-disabled xdp tc bare_xdp_pass bare_tc_pass}"
 
 SEC=miss_host
-NSA=xfmiss_a
-NSB=xfmiss_b
+NSA=xfmiss_a_$$
+NSB=xfmiss_b_$$
+LOCK=/tmp/xdp_flow_bench_miss.lock
 DEVA=xfm_a
 DEVB=xfm_b
 IPA=10.199.0.1
@@ -147,6 +152,18 @@ topo_del()
 {
 	ip netns del $NSA 2>/dev/null
 	ip netns del $NSB 2>/dev/null
+	return 0
+}
+
+# stale_del: the namespaces of runs whose script is gone.
+stale_del()
+{
+	local ns pid
+
+	for ns in $(ip netns list 2>/dev/null | awk '/^xfmiss_[ab]_[0-9]+/ { print $1 }'); do
+		pid=${ns##*_}
+		[ -d "/proc/$pid" ] || ip netns del "$ns" 2>/dev/null
+	done
 	return 0
 }
 
@@ -206,7 +223,7 @@ rx_counts()
 
 server_start()
 {
-	ip netns exec $NSB iperf3 -s -p $PORT -A 1 >"$TMP/server.log" 2>&1 &
+	ip netns exec $NSB iperf3 -s -p $PORT -A 1 >"$TMP/server.log" 2>&1 {LOCKFD}>&- &
 	SRV_PID=$!
 	sleep 0.5
 	kill -0 "$SRV_PID" 2>/dev/null
@@ -236,7 +253,7 @@ umh()
 umh_start()
 {
 	coproc HELPER { exec nsenter --net=/run/netns/$NSB "$UMH" --driver \
-		--no-pin --log=stderr 2>>"$TMP/umh.log"; }
+		--no-pin --log=stderr 2>>"$TMP/umh.log" {LOCKFD}>&-; }
 	UMH_PID=$HELPER_PID
 }
 
@@ -427,7 +444,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "$0: run as root" >&2
 	exit 2
 fi
-for c in iperf3 jq nsenter ip tc; do
+for c in iperf3 jq nsenter ip tc flock; do
 	command -v $c >/dev/null || { echo "$0: no $c" >&2; exit 2; }
 done
 if [ ! -f "$PASS_OBJ" ] || [ "$PASS_OBJ" -ot "${PASS_OBJ%.o}.c" ]; then
@@ -442,6 +459,12 @@ TMP=$(mktemp -d /tmp/xfmiss.XXXXXX) || exit 1
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+exec {LOCKFD}>>"$LOCK"
+if ! flock -n "$LOCKFD"; then
+	log "another bench_miss.sh runs: waiting for it (up to an hour)"
+	flock -w 3600 "$LOCKFD" || { echo "$0: still locked ($LOCK)" >&2; exit 1; }
+fi
+stale_del
 topo || { echo "$0: cannot build the namespaces" >&2; exit 1; }
 server_start || { echo "$0: the iperf3 server does not start: $(cat "$TMP/server.log")" >&2; exit 1; }
 
@@ -469,6 +492,11 @@ for ((r = 1; r <= REPS; r++)); do
 			note "$cfg" "not measured: $WHY"
 			cfg_down "$cfg" >/dev/null 2>&1
 			continue
+		fi
+		if ! kill -0 "$SRV_PID" 2>/dev/null; then
+			note "$cfg" "run $r: the iperf3 server had gone: started again"
+			server_stop
+			server_start || note "$cfg" "the iperf3 server does not start again"
 		fi
 		line="$cfg run $r:"
 		if measure tcp; then
