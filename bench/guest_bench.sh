@@ -1162,17 +1162,21 @@ ping_rtts()
 
 section_ping()
 {
-	local mode why r off f n line
-	local -A first=() second=() oflows=()
+	local mode why r off f n line hook
+	local -A first=() second=() oflows=() tcp=()
 
-	log "== ping: first ping through OVS, hw-offload off and on; $PING_REPS times each"
+	log "== ping: first ping through OVS, hw-offload off and on; $PING_REPS times each; then a TCP stream"
 	if ! why=$(ovs_available); then
 		note ping "$why"
 		return 1
 	fi
 	ping_topo || { note ping "cannot build the namespaces"; ping_cleanup; return 1; }
 
-	for mode in false true; do
+	# off: software OVS; on: hw-offload with xdp_flow's default hook
+	# (auto: tc on these veths where the kernel has tcx); on_xdp: hook xdp.
+	for off in off on on_xdp; do
+		mode=true
+		[ $off = off ] && mode=false
 		if [ $mode = true ]; then
 			if [ "$XF_READY" != 1 ]; then
 				note ping "hw-offload on: the xdp_flow module or its helper is not running"
@@ -1180,11 +1184,16 @@ section_ping()
 			fi
 			ovs_stop
 			OVS_RUNNING=0
+			"$XF_CLI" disable dev op1 >/dev/null 2>&1
+			"$XF_CLI" disable dev op2 >/dev/null 2>&1
+			hook=auto
+			[ $off = on_xdp ] && hook=xdp
 			# enabled before OVS adds the ports (and their clsact)
-			if ! { "$XF_CLI" enable dev op1 >/dev/null && "$XF_CLI" enable dev op2 >/dev/null &&
+			if ! { "$XF_CLI" enable dev op1 hook $hook >/dev/null &&
+			       "$XF_CLI" enable dev op2 hook $hook >/dev/null &&
 			       wait_dev_attached op1 20 && wait_dev_attached op2 20; }; then
-				note ping "hw-offload on: cannot enable xdp_flow on op1/op2"
-				break
+				note ping "hw-offload $off: cannot enable xdp_flow (hook $hook) on op1/op2"
+				continue
 			fi
 		fi
 		if ! ovs_start $mode; then
@@ -1202,8 +1211,6 @@ section_ping()
 			note ping "hw-offload=$mode: no ping through the bridge"
 			continue
 		fi
-		off=off
-		[ $mode = true ] && off=on
 		for ((r = 1; r <= PING_REPS; r++)); do
 			if ping_rtts; then
 				first[$off]+="$FIRST "
@@ -1215,6 +1222,22 @@ section_ping()
 				note ping "hw-offload $off rep $r: ping failed"
 			fi
 		done
+		# A TCP stream between the namespaces, through the bridge.
+		for ((r = 1; r <= REPS; r++)); do
+			ip netns exec xfbo2 iperf3 -s -D -1 >/dev/null 2>&1
+			sleep 0.3
+			f=$(ip netns exec xfbo1 timeout $((SECS + 20)) iperf3 -c 10.20.0.2 \
+				-t "$SECS" -O 1 -J 2>/dev/null |
+			    jq -r '.end.sum_received.bits_per_second // empty' 2>/dev/null)
+			if [ -n "$f" ]; then
+				f=$(calc "$f / 1e9")
+				tcp[$off]+="$f "
+				log "tcp hw-offload $off run $r: $f Gbit/s"
+			else
+				note ping "hw-offload $off: iperf3 run $r failed"
+			fi
+		done
+		pkill -f "iperf3 -s" 2>/dev/null
 		n=$(ovs-appctl dpctl/dump-flows type=offloaded 2>/dev/null | grep -c 'actions:')
 		oflows[$off]=$n
 		if [ $off = on ] && [ "$n" = 0 ]; then
@@ -1233,7 +1256,7 @@ section_ping()
 	sum ""
 	sum "ping: two namespaces on an OVS bridge; the first ping after revalidator/purge (upcall, flows set up) and the next; median ms of $PING_REPS"
 	sum "$(printf '  %-14s %10s %10s %10s %s' hw-offload 'first' 'second' 'ratio' 'flows offloaded after')"
-	for off in off on; do
+	for off in off on on_xdp; do
 		[ -n "${first[$off]:-}" ] || continue
 		# shellcheck disable=SC2086
 		f=$(median ${first[$off]})
@@ -1249,6 +1272,23 @@ section_ping()
 			r=$(printf '%.2f' "$r")
 		fi
 		sum "$(printf '  %-14s %10s %10s %10s %s' "$off" "$f" "$n" "$r" "${oflows[$off]:-0}")"
+	done
+	sum ""
+	sum "tcp: an iperf3 TCP stream between the namespaces through the bridge, median of $REPS x ${SECS}s"
+	sum "$(printf '  %-14s %10s %10s' hw-offload 'Gbit/s' 'ratio')"
+	for off in off on on_xdp; do
+		[ -n "${tcp[$off]:-}" ] || continue
+		# shellcheck disable=SC2086
+		f=$(median ${tcp[$off]})
+		csv ping "hw_offload_$off" tcp_gbps "$f" Gbit/s
+		r=-
+		if [ -n "${tcp[off]:-}" ]; then
+			# shellcheck disable=SC2086
+			r=$(calc "$f / $(median ${tcp[off]})")
+			csv ping "hw_offload_$off" tcp_ratio_to_off "$r" ratio
+			r=$(printf '%.2f' "$r")
+		fi
+		sum "$(printf '  %-14s %10.2f %10s' "$off" "$f" "$r")"
 	done
 }
 
