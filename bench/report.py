@@ -117,9 +117,20 @@ def miss_cells(rows):
     for sec in MISS:
         for r in rows:
             if r["section"] == sec:
-                cells.setdefault(sec, {}).setdefault(
-                    r["config"], {})[r["metric"]] = r["value"]
+                c = cells.setdefault(sec, {}).setdefault(r["config"], {})
+                c[r["metric"]] = r["value"]
+                m = re.match(r"(tcp|udp)_\w+_run\d+$", r["metric"])
+                if m:
+                    c.setdefault(m.group(1) + "_runs", []).append(r["value"])
     return cells
+
+
+def spread(c, what):
+    """The slowest and the fastest run: how far one run may be off."""
+    runs = c.get(what + "_runs")
+    if not runs:
+        return "-"
+    return "%s-%s" % (fmt(min(runs)), fmt(max(runs)))
 
 
 def miss_configs(cfgs):
@@ -130,10 +141,10 @@ def miss_configs(cfgs):
 def miss_table(cells, notes):
     if not cells:
         return []
-    out = ["| where | config | TCP Gbit/s | TCP / disabled | best / best "
-           "| UDP 64 B pps | UDP / disabled | best / best "
-           "| UDP delivered pps |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| where | config | TCP Gbit/s | runs | TCP / disabled "
+           "| best / best | UDP 64 B pps | runs | UDP / disabled "
+           "| best / best | UDP delivered pps |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     verdicts = []
     for sec, cfgs in cells.items():
         where, target_cfg = MISS[sec]
@@ -142,18 +153,20 @@ def miss_table(cells, notes):
             if not c.get("measured", 1):
                 why = [n for n in notes.get(sec, []) if n.startswith(cfg + ":")
                        and "not measured" in n]
-                out.append("| %s | %s | not measured%s | | | | | | |" % (
+                out.append("| %s | %s | not measured%s | | | | | | | | |" % (
                     where, cfg, ": " + why[0].split("not measured:", 1)[-1]
                     .strip().replace("|", "/") if why else ""))
                 continue
             name = cfg
             if cfg == "auto" and "hook_is_tc" in c:
                 name += " (%s)" % ("tc" if c["hook_is_tc"] else "xdp")
-            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                where, name, fmt(c.get("tcp_gbps")),
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+                       "| %s |" % (
+                where, name, fmt(c.get("tcp_gbps")), spread(c, "tcp"),
                 fmt(c.get("tcp_ratio_to_disabled")),
                 fmt(c.get("tcp_best_ratio_to_disabled")),
-                fmt(c.get("udp_pps")), fmt(c.get("udp_ratio_to_disabled")),
+                fmt(c.get("udp_pps")), spread(c, "udp"),
+                fmt(c.get("udp_ratio_to_disabled")),
                 fmt(c.get("udp_best_ratio_to_disabled")),
                 fmt(c.get("udp_delivered_pps"))))
         c = cfgs.get(target_cfg, {})
@@ -172,7 +185,8 @@ def miss_table(cells, notes):
         else:
             verdicts.append("- %s, %s: not measured" % (where, target_cfg))
     out += ["", "Targets (issue 6, the auto hook; on veth auto is tc), "
-            "medians against disabled's:", ""] + verdicts
+            "medians against disabled's (compare with the runs' spread: "
+            "a verdict within it says little):", ""] + verdicts
     rest = [(MISS[sec][0], n) for sec in cells for n in notes.get(sec, [])
             if "not measured:" not in n]
     if rest:
@@ -330,7 +344,10 @@ def main():
                "receives in the sender's context: the receive path sets "
                "the rate); delivered: of them, read by iperf3. Medians; "
                "ratios to disabled (nothing on the device), best / best: "
-               "of the fastest runs. xdp, tc: xdp_flow's datapath at that "
+               "of the fastest runs; runs: the slowest and the fastest run "
+               "(host: also those disturbed by other processes, which the "
+               "medians leave out when there are undisturbed ones). "
+               "xdp, tc: xdp_flow's datapath at that "
                "hook (host: the helper alone, one non-matching rule; guest: "
                "the module and `xdp-flow enable dev X hook ...`, one "
                "non-matching flower rule); auto: the hook xdp_flow picks; "
