@@ -360,7 +360,7 @@ static int xdp_flow_dump_devs(struct sk_buff *skb, struct netlink_callback *cb)
 		    nla_put_u32(skb, XDP_FLOW_ATTR_XDP_MODE, xdev->xdp_mode) ||
 		    nla_put_string(skb, XDP_FLOW_ATTR_HOOK_WHY, xdev->why) ||
 		    nla_put_u32(skb, XDP_FLOW_ATTR_RULE_COUNT,
-				xdp_flow_dev_rule_count(xdev->ifindex)) ||
+				xdev->nr_offloaded) ||
 		    nla_put_s32(skb, XDP_FLOW_ATTR_ERROR, xdev->err)) {
 			genlmsg_cancel(skb, hdr);
 			break;

@@ -1119,29 +1119,13 @@ out:
 	return err;
 }
 
-unsigned int xdp_flow_dev_rule_count(int ifindex)
-{
-	struct xdp_flow_binding *b;
-	struct xdp_flow_entry *entry;
-	unsigned int n = 0;
-
-	list_for_each_entry(b, &xdp_flow_bindings, list) {
-		if (b->ifindex != ifindex)
-			continue;
-		list_for_each_entry(entry, &b->entries, list)
-			n += entry->installed &&
-			     entry->kind == XDP_FLOW_ENTRY_OFFLOAD;
-	}
-	return n;
-}
-
 unsigned int xdp_flow_rule_count(void)
 {
 	struct xdp_flow_dev *xdev;
 	unsigned int n = 0;
 
 	list_for_each_entry(xdev, &xdp_flow_devs, list)
-		n += xdp_flow_dev_rule_count(xdev->ifindex);
+		n += xdev->nr_offloaded;
 	return n;
 }
 

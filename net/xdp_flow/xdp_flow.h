@@ -141,7 +141,6 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 			struct netlink_ext_ack *extack);
 int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
 int xdp_flow_replay(void);
-unsigned int xdp_flow_dev_rule_count(int ifindex);
 unsigned int xdp_flow_rule_count(void);
 void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
 /**

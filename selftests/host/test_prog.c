@@ -274,24 +274,10 @@ static struct xdp_flow_stats stats(__u32 id)
 #define TCX_NEXT	-1
 #endif
 
-/* The TC hook's program on @f, its verdict as the XDP program's. */
-static int run_frame_tc(const struct frame *f, int repeat, __u32 *duration)
+/* The TC hook's verdict as the XDP program's. */
+static int tc_verdict(int retval)
 {
-	struct __sk_buff ctx = { .ingress_ifindex = IFINDEX };
-	__u8 out[256];
-	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		    .data_in = f->b, .data_size_in = f->len,
-		    .data_out = out, .data_size_out = sizeof(out),
-		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
-		    .repeat = repeat);
-	int err;
-
-	err = bpf_prog_test_run_opts(prog_fd, &opts);
-	if (err)
-		return err;
-	if (duration)
-		*duration = opts.duration;
-	switch ((int)opts.retval) {
+	switch (retval) {
 	case TCX_NEXT:
 		return XDP_PASS;
 	case TC_ACT_SHOT:
@@ -299,29 +285,30 @@ static int run_frame_tc(const struct frame *f, int repeat, __u32 *duration)
 	case TC_ACT_REDIRECT:
 		return XDP_REDIRECT;
 	}
-	return -1000 - (int)opts.retval;
+	return -1000 - retval;
 }
 
+/* Runs @f through the program of the hook under test (tc_hook). */
 static int run_frame(const struct frame *f, int repeat, __u32 *duration)
 {
 	/* data_end must be the frame length (no metadata in front). */
-	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = IFINDEX };
+	struct xdp_md xdp = { .data_end = f->len, .ingress_ifindex = IFINDEX };
+	struct __sk_buff skb = { .ingress_ifindex = IFINDEX };
 	__u8 out[256];
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		    .data_in = f->b, .data_size_in = f->len,
 		    .data_out = out, .data_size_out = sizeof(out),
-		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
+		    .ctx_in = tc_hook ? (void *)&skb : (void *)&xdp,
+		    .ctx_size_in = tc_hook ? sizeof(skb) : sizeof(xdp),
 		    .repeat = repeat);
 	int err;
 
-	if (tc_hook)
-		return run_frame_tc(f, repeat, duration);
 	err = bpf_prog_test_run_opts(prog_fd, &opts);
 	if (err)
 		return err;
 	if (duration)
 		*duration = opts.duration;
-	return opts.retval;
+	return tc_hook ? tc_verdict((int)opts.retval) : (int)opts.retval;
 }
 
 static const char *verdict_name(int v)
