@@ -7,8 +7,9 @@
 #   3. selftests/host/run.sh   host tests (helper + XDP program, no module)
 #   4. selftests/guest/run.sh  in a 6.12 guest, then in a 6.1 guest
 # Every `ok`/`not ok` line is shown as it comes, prefixed by where it ran
-# ([host], [6.12], [6.1]), and again in a summary at the end, which closes
-# with exactly one line "N passed, N failed, N skipped".
+# ([host], [6.12], [6.1]), and again in a summary at the end, which lists
+# the failures once more and closes with exactly one line
+# "N passed, N failed, N skipped".
 # Exits non-zero if anything failed, a guest did not boot or finish, or no
 # test ran at all.
 #
@@ -102,7 +103,12 @@ finish()
 		echo "# no test ran"
 		rc=1
 	fi
-	[ "$n_fail" -eq 0 ] || rc=1
+	if [ "$n_fail" -ne 0 ]; then
+		# Again just before the count: a log's tail names what failed.
+		echo "# the $n_fail that failed:"
+		grep -F "] not ok" "$SUMMARY.tmp" | sed 's/^/#   /'
+		rc=1
+	fi
 	echo "$n_pass passed, $n_fail failed, $n_skip skipped" | tee -a "$SUMMARY.tmp"
 	mv -f "$SUMMARY.tmp" "$SUMMARY"
 	exit $rc
