@@ -152,7 +152,7 @@ mark=$(dmesg_mark)
 nft add rule netdev $T ing ip daddr 10.0.9.7 fwd to lo 2>/dev/null
 [ $? != 0 ]
 check_err $? "nft accepted a fwd to lo (no XDP frames) in an offload chain"
-dmesg | tail -n +"$((mark + 1))" | grep -q "veth0: nftables rule not offloaded.*redirect target takes no XDP frames"
+dmesg_since "$mark" | grep -q "veth0: nftables rule not offloaded.*redirect target takes no XDP frames"
 check_err $? "the kernel log gives no reason for the refusal"
 nft add rule netdev $T ing ip daddr 10.0.9.7 counter 2>/dev/null
 [ $? != 0 ]
@@ -173,7 +173,7 @@ mark=$(dmesg_mark)
 nft add rule netdev ${T}2 c ip daddr 10.0.9.7 drop 2>/dev/null
 [ $? != 0 ]
 check_err $? "a rule was accepted on veth2, where offload is not enabled"
-dmesg | tail -n +"$((mark + 1))" | grep -q "veth2: nftables rule not offloaded.*not enabled"
+dmesg_since "$mark" | grep -q "veth2: nftables rule not offloaded.*not enabled"
 check_err $? "the kernel log does not say that veth2 is not enabled"
 nft delete table netdev ${T}2
 check_err $? "cannot delete table ${T}2"

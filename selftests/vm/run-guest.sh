@@ -97,7 +97,7 @@ boot()
 		vng --run "$VMLINUZ" --force-9p --disable-kvm \
 		    -m "${XF_GUEST_MEM:-2G}" --cpus "${XF_GUEST_CPUS:-2}" \
 		    --cwd "$XF_TOP" --rwdir="$results" \
-		    -a "modprobe.blacklist=$BLACKLIST" \
+		    -a "modprobe.blacklist=$BLACKLIST" -a log_buf_len=16M \
 		    "${extra[@]}" \
 		    --exec "$gcmd" </dev/null 2>&1 | cat
 	return "${PIPESTATUS[0]}"
