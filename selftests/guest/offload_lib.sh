@@ -291,32 +291,6 @@ warm_neighbours()
 		{ xf_err "no route from xfc to 10.0.1.1"; return 1; }
 }
 
-# dmesg_mark: write a unique line into the kernel log and print it, for
-# dmesg_since. A line count is no mark: once the ring buffer is full,
-# every new line pushes an old one out and the count stops moving.
-dmesg_mark()
-{
-	local m="xdp_flow-selftest-mark-$$-$RANDOM-$(date +%s%N)"
-
-	echo "$m" >/dev/kmsg
-	echo "$m"
-}
-
-# dmesg_since <mark>: the kernel log after the mark; all of it, with a
-# note on stderr, if the mark has left the ring buffer.
-dmesg_since()
-{
-	local log n
-
-	log=$(dmesg)
-	n=$(echo "$log" | grep -n -F -m1 -- "$1" | cut -d: -f1)
-	if [ -z "$n" ]; then
-		echo "# dmesg_since: mark $1 is gone from the kernel log" >&2
-		n=0
-	fi
-	echo "$log" | tail -n +"$((n + 1))"
-}
-
 # dmesg_bad_since <mark>: kernel warnings since the mark.
 dmesg_bad_since()
 {

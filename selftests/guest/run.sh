@@ -24,6 +24,7 @@ set -u
 
 XF_ROOT=${XF_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 cd "$XF_ROOT" || exit 1
+source "$XF_ROOT/selftests/lib.sh"
 
 if [ -z "${XF_SERIES:-}" ]; then
 	XF_SERIES=$(uname -r | cut -d. -f1,2)
@@ -146,10 +147,7 @@ for entry in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	[ $hook = xdp ] || name="$name[$hook]"
 	echo "# ---- $name ($XF_SERIES)"
-	# a line of our own marks where the test's kernel log starts (a
-	# line count stops moving once the ring buffer is full)
-	mark="xdp_flow-selftest: ---- $name $(date +%s%N)"
-	echo "$mark" >/dev/kmsg
+	mark=$(dmesg_mark "---- $name")
 	start=$(date +%s)
 	cnt=$(mktemp)
 	(sleep $((test_timeout > 60 ? test_timeout - 30 : test_timeout)) &&
@@ -184,7 +182,7 @@ for entry in "${tests[@]}"; do
 
 	# The hang report's own stack dump (sysrq w) is no crash: what the
 	# kernel logged from there on is left out (the test timed out anyway).
-	bad=$(dmesg | awk -v m="$mark" 'f; index($0, m) { f = 1 }' |
+	bad=$(dmesg_since "$mark" |
 	      sed '/sysrq: Show Blocked State/,$d' | grep -E "$BAD_RE")
 	if [ -n "$bad" ]; then
 		echo "$bad" | head -n 40 | sed 's/^/# dmesg: /'

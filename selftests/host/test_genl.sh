@@ -29,12 +29,11 @@ check_err $? "a failed start left /sys/fs/bpf/xdp_flow"
 log_test "no module: the helper exits non-zero and says why"
 
 RET=0
-mark="xdp_flow_umh test mark $$"
-echo "$mark" >/dev/kmsg
+mark=$(dmesg_mark "helper without the module")
 timeout 10 "$UMH_BIN" --log=kmsg </dev/null >/dev/null 2>&1
 # The kernel log can show a record a moment late.
 for _ in $(seq 20); do
-	out=$(dmesg | sed -n "/$mark/,\$p")
+	out=$(dmesg_since "$mark")
 	grep -q "xdp_flow_umh: generic netlink family xdp_flow not found" \
 		<<<"$out" && break
 	sleep 0.1
