@@ -1,197 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xdp_flow: the generic netlink family, shared by the xdp-flow command
- * (enable, disable, status, show) and the helper (HELLO, REPLY, and the
- * requests the module sends it). The protocol is described in
- * include/uapi/linux/xdp_flow.h.
+ * xdp_flow: the generic netlink family: the xdp-flow command's operations
+ * (enable, disable, status, show), and the two the helper sends (HELLO and
+ * REPLY, handled by helper.c, which also sends the module's requests). The
+ * protocol is described in include/uapi/linux/xdp_flow.h.
  */
-#include <linux/completion.h>
-#include <linux/spinlock.h>
-#include <linux/slab.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
 
 #include "xdp_flow.h"
-
-static struct genl_family xdp_flow_genl_family;
-
-/* --- requests to the helper and their replies --- */
-
-struct xdp_flow_request {
-	struct list_head list;
-	u32 seq;
-	int err;
-	bool have_stats;
-	struct xdp_flow_stats stats;
-	char msg[128];
-	struct completion done;
-};
-
-static LIST_HEAD(xdp_flow_requests);
-static DEFINE_SPINLOCK(xdp_flow_requests_lock);
-static u32 xdp_flow_next_seq;
-
-static struct xdp_flow_request *xdp_flow_request_find(u32 seq)
-{
-	struct xdp_flow_request *req;
-
-	list_for_each_entry(req, &xdp_flow_requests, list)
-		if (req->seq == seq)
-			return req;
-	return NULL;
-}
-
-/**
- * xdp_flow_helper_send() - send one request to the helper
- * @cmd: XDP_FLOW_CMD_*
- * @seq: set to the request's sequence number
- * @ifindex: for DEV_ATTACH and DEV_DETACH
- * @rule_id: for RULE_DEL and STATS_GET
- * @xdp_mode: for DEV_ATTACH
- * @rule: for RULE_ADD
- *
- * The request stays pending until the helper's REPLY; collect it with
- * xdp_flow_helper_wait() or drop it with xdp_flow_helper_cancel().
- *
- * Return: 0, or a negative errno when it could not be sent.
- */
-int xdp_flow_helper_send(u8 cmd, u32 *seq, u32 ifindex, u32 rule_id,
-			 u32 xdp_mode, const struct xdp_flow_rule *rule)
-{
-	struct xdp_flow_request *req;
-	struct sk_buff *skb;
-	void *hdr;
-	int err;
-
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
-	if (!req)
-		return -ENOMEM;
-	init_completion(&req->done);
-
-	skb = genlmsg_new(rule ? nla_total_size(sizeof(*rule)) + 64 :
-			  NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!skb) {
-		kfree(req);
-		return -ENOMEM;
-	}
-
-	spin_lock_bh(&xdp_flow_requests_lock);
-	req->seq = ++xdp_flow_next_seq;
-	list_add_tail(&req->list, &xdp_flow_requests);
-	spin_unlock_bh(&xdp_flow_requests_lock);
-
-	err = -EMSGSIZE;
-	hdr = genlmsg_put(skb, 0, req->seq, &xdp_flow_genl_family, 0, cmd);
-	if (!hdr)
-		goto err_free;
-	if (nla_put_u32(skb, XDP_FLOW_ATTR_SEQ, req->seq))
-		goto err_free;
-	if (ifindex && nla_put_u32(skb, XDP_FLOW_ATTR_IFINDEX, ifindex))
-		goto err_free;
-	if ((cmd == XDP_FLOW_CMD_RULE_DEL || cmd == XDP_FLOW_CMD_STATS_GET) &&
-	    nla_put_u32(skb, XDP_FLOW_ATTR_RULE_ID, rule_id))
-		goto err_free;
-	if (cmd == XDP_FLOW_CMD_DEV_ATTACH &&
-	    nla_put_u32(skb, XDP_FLOW_ATTR_XDP_MODE, xdp_mode))
-		goto err_free;
-	if (rule && nla_put(skb, XDP_FLOW_ATTR_RULE, sizeof(*rule), rule))
-		goto err_free;
-	genlmsg_end(skb, hdr);
-
-	err = genlmsg_unicast(&init_net, skb, READ_ONCE(xdp_flow_helper.portid));
-	if (err) {
-		xdp_flow_helper_cancel(req->seq);
-		if (err == -ECONNREFUSED)
-			xdp_flow_umh_broken("its socket is gone");
-		return err;
-	}
-	*seq = req->seq;
-	return 0;
-
-err_free:
-	nlmsg_free(skb);
-	xdp_flow_helper_cancel(req->seq);
-	return err;
-}
-
-/**
- * xdp_flow_helper_wait() - wait for the helper's reply to a request
- * @seq: from xdp_flow_helper_send()
- * @timeout_ms: how long
- * @stats: where the reply's counters go, or NULL
- * @msg: where the reply's message goes, or NULL
- * @msg_len: size of @msg
- *
- * Return: the helper's error (0 or a negative errno), -ETIMEDOUT, or the
- * error that made the module give the request up (-ESRCH: the helper died).
- */
-int xdp_flow_helper_wait(u32 seq, unsigned int timeout_ms,
-			 struct xdp_flow_stats *stats, char *msg,
-			 size_t msg_len)
-{
-	struct xdp_flow_request *req;
-	unsigned long left;
-	int err;
-
-	spin_lock_bh(&xdp_flow_requests_lock);
-	req = xdp_flow_request_find(seq);
-	spin_unlock_bh(&xdp_flow_requests_lock);
-	if (!req)
-		return -ENOENT;
-
-	left = wait_for_completion_timeout(&req->done,
-					   msecs_to_jiffies(timeout_ms));
-
-	spin_lock_bh(&xdp_flow_requests_lock);
-	list_del(&req->list);
-	spin_unlock_bh(&xdp_flow_requests_lock);
-
-	if (!left && !completion_done(&req->done)) {
-		err = -ETIMEDOUT;
-	} else {
-		err = req->err;
-		if (stats && req->have_stats)
-			*stats = req->stats;
-		if (msg && msg_len)
-			strscpy(msg, req->msg, msg_len);
-	}
-	kfree(req);
-	return err;
-}
-
-/**
- * xdp_flow_helper_cancel() - forget a request; its reply will be ignored
- * @seq: from xdp_flow_helper_send()
- */
-void xdp_flow_helper_cancel(u32 seq)
-{
-	struct xdp_flow_request *req;
-
-	spin_lock_bh(&xdp_flow_requests_lock);
-	req = xdp_flow_request_find(seq);
-	if (req)
-		list_del(&req->list);
-	spin_unlock_bh(&xdp_flow_requests_lock);
-	kfree(req);
-}
-
-/**
- * xdp_flow_helper_fail_all() - complete every pending request with an error
- * @err: the error, e.g. -ESRCH when the helper went away
- */
-void xdp_flow_helper_fail_all(int err)
-{
-	struct xdp_flow_request *req;
-
-	spin_lock_bh(&xdp_flow_requests_lock);
-	list_for_each_entry(req, &xdp_flow_requests, list) {
-		if (completion_done(&req->done))
-			continue;
-		req->err = err;
-		complete(&req->done);
-	}
-	spin_unlock_bh(&xdp_flow_requests_lock);
-}
 
 static const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1] = {
 	[XDP_FLOW_ATTR_IFINDEX]		= { .type = NLA_U32 },
@@ -211,61 +28,20 @@ static const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1] = {
 	[XDP_FLOW_ATTR_HELPER_RESTARTS]	= { .type = NLA_U32 },
 };
 
-/* --- operations of the helper --- */
-
-static bool xdp_flow_from_helper(struct genl_info *info)
-{
-	return xdp_flow_helper.state != XDP_FLOW_HELPER_STOPPED &&
-	       info->snd_portid == READ_ONCE(xdp_flow_helper.portid);
-}
+/* --- operations of the helper (helper.c checks who sends them) --- */
 
 static int xdp_flow_cmd_hello(struct sk_buff *skb, struct genl_info *info)
 {
-	u32 version, pid;
-
-	if (GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_VERSION) ||
-	    GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_PID))
+	if (GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_VERSION))
 		return -EINVAL;
-	version = nla_get_u32(info->attrs[XDP_FLOW_ATTR_VERSION]);
-	pid = nla_get_u32(info->attrs[XDP_FLOW_ATTR_PID]);
-	return xdp_flow_umh_hello(info->snd_portid, version, pid, info->extack);
+	return xdp_flow_helper_hello(info->snd_portid,
+				     nla_get_u32(info->attrs[XDP_FLOW_ATTR_VERSION]),
+				     info->extack);
 }
 
 static int xdp_flow_cmd_reply(struct sk_buff *skb, struct genl_info *info)
 {
-	struct xdp_flow_request *req;
-	struct nlattr *a;
-	u32 seq;
-
-	if (!xdp_flow_from_helper(info)) {
-		NL_SET_ERR_MSG_MOD(info->extack, "only the registered helper may reply");
-		return -EPERM;
-	}
-	if (GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_SEQ) ||
-	    GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_ERROR))
-		return -EINVAL;
-	seq = nla_get_u32(info->attrs[XDP_FLOW_ATTR_SEQ]);
-
-	spin_lock_bh(&xdp_flow_requests_lock);
-	req = xdp_flow_request_find(seq);
-	if (!req || completion_done(&req->done)) {
-		spin_unlock_bh(&xdp_flow_requests_lock);
-		return 0;	/* given up on, or not waited for */
-	}
-	req->err = (int)nla_get_u32(info->attrs[XDP_FLOW_ATTR_ERROR]);
-	if (req->err > 0 || req->err < -MAX_ERRNO)
-		req->err = -EPROTO;
-	a = info->attrs[XDP_FLOW_ATTR_MSG];
-	if (a)
-		nla_strscpy(req->msg, a, sizeof(req->msg));
-	a = info->attrs[XDP_FLOW_ATTR_STATS];
-	if (a && nla_len(a) >= sizeof(req->stats)) {
-		memcpy(&req->stats, nla_data(a), sizeof(req->stats));
-		req->have_stats = true;
-	}
-	complete(&req->done);
-	spin_unlock_bh(&xdp_flow_requests_lock);
-	return 0;
+	return xdp_flow_helper_reply(info);
 }
 
 /* --- operations of the xdp-flow command --- */
@@ -303,17 +79,19 @@ static int xdp_flow_cmd_dev_disable(struct sk_buff *skb, struct genl_info *info)
 static int xdp_flow_fill_status(struct sk_buff *msg, u32 portid, u32 seq,
 				int flags)
 {
+	u32 state, restarts;
 	void *hdr;
+	pid_t pid;
 
 	hdr = genlmsg_put(msg, portid, seq, &xdp_flow_genl_family, flags,
 			  XDP_FLOW_CMD_STATUS_GET);
 	if (!hdr)
 		return -EMSGSIZE;
+	xdp_flow_helper_status(&state, &pid, &restarts);
 	mutex_lock(&xdp_flow_lock);
-	if (nla_put_u32(msg, XDP_FLOW_ATTR_HELPER_STATE, xdp_flow_helper.state) ||
-	    nla_put_u32(msg, XDP_FLOW_ATTR_HELPER_PID, xdp_flow_helper.pid) ||
-	    nla_put_u32(msg, XDP_FLOW_ATTR_HELPER_RESTARTS,
-			xdp_flow_helper.restarts) ||
+	if (nla_put_u32(msg, XDP_FLOW_ATTR_HELPER_STATE, state) ||
+	    nla_put_u32(msg, XDP_FLOW_ATTR_HELPER_PID, pid) ||
+	    nla_put_u32(msg, XDP_FLOW_ATTR_HELPER_RESTARTS, restarts) ||
 	    nla_put_u32(msg, XDP_FLOW_ATTR_RULE_COUNT, xdp_flow_rule_count())) {
 		mutex_unlock(&xdp_flow_lock);
 		genlmsg_cancel(msg, hdr);
@@ -470,7 +248,7 @@ static const struct genl_small_ops xdp_flow_genl_ops[] = {
 	},
 };
 
-static struct genl_family xdp_flow_genl_family __ro_after_init = {
+struct genl_family xdp_flow_genl_family __ro_after_init = {
 	.name		= XDP_FLOW_GENL_NAME,
 	.version	= XDP_FLOW_GENL_VERSION,
 	.maxattr	= XDP_FLOW_ATTR_MAX,

@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <net/flow_offload.h>
 #include <net/net_namespace.h>
 #include <net/pkt_cls.h>
@@ -46,7 +47,21 @@ struct xdp_flow_dev *xdp_flow_dev_find(int ifindex)
 
 static bool xdp_flow_helper_running(void)
 {
-	return xdp_flow_helper.state == XDP_FLOW_HELPER_RUNNING;
+	return xdp_flow_helper_state() == XDP_FLOW_HELPER_RUNNING;
+}
+
+/*
+ * What a helper may still hold that the module has let go of: rules deleted
+ * (ids, kept allocated) and devices disabled (ifindexes) while no helper
+ * took them out. The next helper gets these first, before the replay.
+ */
+static DEFINE_XARRAY(xdp_flow_stale_rules);
+static DEFINE_XARRAY(xdp_flow_stale_links);
+
+/* Caller holds xdp_flow_lock. */
+static void xdp_flow_stale_link(int ifindex)
+{
+	xa_store(&xdp_flow_stale_links, ifindex, xa_mk_value(0), GFP_KERNEL);
 }
 
 /* --- flower masks: rank the rules of one prio as flower tries them --- */
@@ -107,7 +122,11 @@ static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
 			       xdp_flow_cookie_params);
 	list_del(&entry->list);
 	xdp_flow_mask_put(entry->mask);
-	ida_free(&xdp_flow_ids, entry->rule.id);
+	/* Its id goes back only once no helper holds the rule. */
+	if (!entry->stale ||
+	    xa_err(xa_store(&xdp_flow_stale_rules, entry->rule.id,
+			    xa_mk_value(0), GFP_KERNEL)))
+		ida_free(&xdp_flow_ids, entry->rule.id);
 	kfree(entry);
 }
 
@@ -229,8 +248,8 @@ static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 {
 	int err;
 
-	err = xdp_flow_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, &entry->rule, NULL,
-			    extack);
+	err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, &entry->rule,
+				   NULL, extack);
 	if (err && entry->kind == XDP_FLOW_ENTRY_SOFTWARE &&
 	    (entry->rule.l4_src_range.max || entry->rule.l4_dst_range.max)) {
 		/* Too many flow entries for its ranges, say: without them the
@@ -240,22 +259,30 @@ static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 		       sizeof(entry->rule.l4_src_range));
 		memset(&entry->rule.l4_dst_range, 0,
 		       sizeof(entry->rule.l4_dst_range));
-		err = xdp_flow_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, &entry->rule,
-				    NULL, extack);
+		err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0,
+					   &entry->rule, NULL, extack);
 	}
-	if (!err && xdp_flow_entry_set_installed(entry, true))
+	if (err)
+		return err;
+	entry->stale = false;
+	if (xdp_flow_entry_set_installed(entry, true))
 		xdp_flow_attach_due = true;
-	return err;
+	return 0;
 }
 
 static void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry)
 {
+	int err = -ESRCH;
+
 	if (!entry->installed)
 		return;
 	xdp_flow_entry_set_installed(entry, false);
 	if (xdp_flow_helper_running())
-		xdp_flow_call(XDP_FLOW_CMD_RULE_DEL, 0, entry->rule.id, 0, NULL,
-			      NULL, NULL);
+		err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_DEL, 0,
+					   entry->rule.id, 0, NULL, NULL, NULL);
+	/* No helper took it out: the next one does, first thing. */
+	if (err && err != -ENOENT)
+		entry->stale = true;
 }
 
 /**
@@ -273,8 +300,8 @@ void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry)
 	if (!entry->installed || entry->kind != XDP_FLOW_ENTRY_OFFLOAD ||
 	    !xdp_flow_helper_running())
 		return;
-	if (xdp_flow_call(XDP_FLOW_CMD_STATS_GET, 0, entry->rule.id, 0, NULL,
-			  &st, NULL))
+	if (xdp_flow_helper_call(XDP_FLOW_CMD_STATS_GET, 0, entry->rule.id, 0,
+				 NULL, &st, NULL))
 		return;
 	if (st.packets < entry->hw.packets) {
 		entry->base.packets += entry->hw.packets;
@@ -409,7 +436,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		return -EOPNOTSUPP;
 	}
 
-	switch (xdp_flow_helper.state) {
+	switch (xdp_flow_helper_state()) {
 	case XDP_FLOW_HELPER_STARTING:
 		/* The helper is being restarted; the replay installs it. */
 		return err;
@@ -537,9 +564,14 @@ static void xdp_flow_attach_work_fn(struct work_struct *work)
 			return;
 
 		/* Without a helper, the replay after HELLO attaches. */
-		err = xdp_flow_call(attach ? XDP_FLOW_CMD_DEV_ATTACH :
-				    XDP_FLOW_CMD_DEV_DETACH, ifindex, 0, mode,
-				    NULL, NULL, NULL);
+		err = xdp_flow_helper_call(attach ? XDP_FLOW_CMD_DEV_ATTACH :
+					   XDP_FLOW_CMD_DEV_DETACH, ifindex, 0,
+					   mode, NULL, NULL, NULL);
+		if (!attach && err) {
+			mutex_lock(&xdp_flow_lock);
+			xdp_flow_stale_link(ifindex);
+			mutex_unlock(&xdp_flow_lock);
+		}
 		if (!attach || err == -ESRCH)
 			continue;
 		mutex_lock(&xdp_flow_lock);
@@ -1023,8 +1055,8 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 	if (!attach)
 		return 0;
 
-	err = xdp_flow_call(XDP_FLOW_CMD_DEV_ATTACH, dev->ifindex, 0, xdp_mode,
-			    NULL, NULL, extack);
+	err = xdp_flow_helper_call(XDP_FLOW_CMD_DEV_ATTACH, dev->ifindex, 0,
+				   xdp_mode, NULL, NULL, extack);
 	if (!err) {
 		mutex_lock(&xdp_flow_lock);
 		xdev = xdp_flow_dev_find(dev->ifindex);
@@ -1077,18 +1109,51 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 		rtnl_unlock();
 	}
 
-	if (xdp_flow_helper_running())
-		xdp_flow_call(XDP_FLOW_CMD_DEV_DETACH, ifindex, 0, 0, NULL, NULL,
-			      NULL);
+	if (xdp_flow_helper_call(XDP_FLOW_CMD_DEV_DETACH, ifindex, 0, 0, NULL,
+				 NULL, NULL)) {
+		mutex_lock(&xdp_flow_lock);
+		xdp_flow_stale_link(ifindex);
+		mutex_unlock(&xdp_flow_lock);
+	}
+	return 0;
+}
+
+/* Caller holds xdp_flow_lock: takes out what a helper may hold stale. */
+static int xdp_flow_remove_stale(void)
+{
+	struct xdp_flow_dev *xdev;
+	unsigned long index;
+	void *entry;
+	int err;
+
+	xa_for_each(&xdp_flow_stale_rules, index, entry) {
+		err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_DEL, 0, index, 0,
+					   NULL, NULL, NULL);
+		if (err && err != -ENOENT)
+			return err;
+		xa_erase(&xdp_flow_stale_rules, index);
+		ida_free(&xdp_flow_ids, index);
+	}
+	xa_for_each(&xdp_flow_stale_links, index, entry) {
+		xdev = xdp_flow_dev_find(index);
+		if (!xdev || !xdev->attached) {
+			err = xdp_flow_helper_post(XDP_FLOW_CMD_DEV_DETACH,
+						   index, 0);
+			if (err)
+				return err;
+		}
+		xa_erase(&xdp_flow_stale_links, index);
+	}
 	return 0;
 }
 
 /**
  * xdp_flow_replay() - give a (new) helper everything it must hold
  *
- * Called after HELLO, not under rtnl. Attachments first (without waiting,
- * the helper does them in the background), then the rules in TC's order,
- * then SYNC, which makes the helper drop whatever was not replayed.
+ * Called after HELLO, not under rtnl. First what was deleted or disabled
+ * while no helper answered, then the attachments (without waiting, the
+ * helper does them in the background), then the rules in TC's order, then
+ * SYNC, which makes the helper drop whatever was not replayed.
  *
  * Return: 0 or a negative errno.
  */
@@ -1098,22 +1163,21 @@ int xdp_flow_replay(void)
 	int err;
 
 	mutex_lock(&xdp_flow_lock);
+	err = xdp_flow_remove_stale();
+	if (err)
+		goto out;
 	list_for_each_entry(xdev, &xdp_flow_devs, list) {
-		u32 seq;
-
 		if (!xdev->attached)
 			continue;
-		err = xdp_flow_helper_send(XDP_FLOW_CMD_DEV_ATTACH, &seq,
-					   xdev->ifindex, 0, xdev->xdp_mode,
-					   NULL);
+		err = xdp_flow_helper_post(XDP_FLOW_CMD_DEV_ATTACH,
+					   xdev->ifindex, xdev->xdp_mode);
 		if (err)
 			goto out;
-		xdp_flow_helper_cancel(seq);
 	}
 	err = xdp_flow_install_all(0);
 	if (err)
 		goto out;
-	err = xdp_flow_call(XDP_FLOW_CMD_SYNC, 0, 0, 0, NULL, NULL, NULL);
+	err = xdp_flow_helper_call(XDP_FLOW_CMD_SYNC, 0, 0, 0, NULL, NULL, NULL);
 out:
 	mutex_unlock(&xdp_flow_lock);
 	return err;
@@ -1170,7 +1234,6 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 	netdev_features_t bits = 0;
 	struct xdp_flow_dev *xdev;
-	u32 seq;
 
 	if (event == NETDEV_FEAT_CHANGE) {
 		xdp_flow_peer_feat_change(dev);
@@ -1187,10 +1250,9 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 		bits = xdev->peer_tx_off;
 		list_del(&xdev->list);
 		kfree(xdev);
-		if (xdp_flow_helper_running() &&
-		    !xdp_flow_helper_send(XDP_FLOW_CMD_DEV_DETACH, &seq,
-					  dev->ifindex, 0, 0, NULL))
-			xdp_flow_helper_cancel(seq);
+		if (xdp_flow_helper_post(XDP_FLOW_CMD_DEV_DETACH, dev->ifindex,
+					 0))
+			xdp_flow_stale_link(dev->ifindex);
 	}
 	mutex_unlock(&xdp_flow_lock);
 	/* Moving to another namespace: the peer may stay. */
@@ -1221,6 +1283,8 @@ int xdp_flow_offload_init(void)
 void xdp_flow_offload_exit(void)
 {
 	struct xdp_flow_dev *xdev, *tmp;
+	unsigned long index;
+	void *entry;
 
 	flow_indr_dev_unregister(xdp_flow_indr_cb, NULL, xdp_flow_block_release);
 	unregister_netdevice_notifier(&xdp_flow_netdev_nb);
@@ -1230,6 +1294,10 @@ void xdp_flow_offload_exit(void)
 
 	rtnl_lock();
 	mutex_lock(&xdp_flow_lock);
+	xa_for_each(&xdp_flow_stale_rules, index, entry)
+		ida_free(&xdp_flow_ids, index);
+	xa_destroy(&xdp_flow_stale_rules);
+	xa_destroy(&xdp_flow_stale_links);
 	list_for_each_entry_safe(xdev, tmp, &xdp_flow_devs, list) {
 		struct net_device *dev;
 

@@ -9,6 +9,7 @@
 #include <linux/rhashtable-types.h>
 #include <linux/types.h>
 #include <net/flow_offload.h>
+#include <net/genetlink.h>
 #include <uapi/linux/xdp_flow.h>
 
 /* Serialises the device, binding and rule tables and every exchange with the
@@ -91,6 +92,8 @@ enum xdp_flow_entry_kind {
  * @mask: the flower mask it belongs to (ranks equal prios)
  * @kind: enum xdp_flow_entry_kind
  * @installed: the helper has it in the XDP tables
+ * @stale: a helper may hold it though the module asked for its removal
+ *	(no helper answered): the next helper removes it first
  * @rule: the rule as the helper receives it; @rule.id is ours
  * @l4_src_range: the rule's source port range, also when @rule, being a
  *	software rule, leaves it out
@@ -107,6 +110,7 @@ struct xdp_flow_entry {
 	struct xdp_flow_mask_ref *mask;
 	enum xdp_flow_entry_kind kind;
 	bool installed;
+	bool stale;
 	struct xdp_flow_rule rule;
 	struct xdp_flow_port_range l4_src_range;
 	struct xdp_flow_port_range l4_dst_range;
@@ -193,35 +197,25 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 		       struct netlink_ext_ack *extack);
 
 /* genl.c */
+extern struct genl_family xdp_flow_genl_family;
 int xdp_flow_genl_init(void);
 void xdp_flow_genl_exit(void);
-int xdp_flow_helper_send(u8 cmd, u32 *seq, u32 ifindex, u32 rule_id,
-			 u32 xdp_mode, const struct xdp_flow_rule *rule);
-int xdp_flow_helper_wait(u32 seq, unsigned int timeout_ms,
-			 struct xdp_flow_stats *stats, char *msg,
-			 size_t msg_len);
-void xdp_flow_helper_cancel(u32 seq);
-void xdp_flow_helper_fail_all(int err);
 
-/* umh.c */
-struct xdp_flow_helper {
-	u32 state;		/* enum xdp_flow_helper_state */
-	u32 portid;		/* its generic netlink socket */
-	pid_t pid;
-	u32 restarts;
-};
-
-extern struct xdp_flow_helper xdp_flow_helper;
-extern char *umh_path;
-extern unsigned int helper_timeout_ms;
-
-int xdp_flow_umh_init(void);
-void xdp_flow_umh_exit(void);
-int xdp_flow_umh_hello(u32 portid, u32 version, pid_t pid,
-		       struct netlink_ext_ack *extack);
-void xdp_flow_umh_broken(const char *why);
-int xdp_flow_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
-		  const struct xdp_flow_rule *rule, struct xdp_flow_stats *stats,
-		  struct netlink_ext_ack *extack);
+/* helper.c: the helper's life and the channel to it */
+int xdp_flow_helper_init(const struct genl_family *family, int (*replay)(void));
+void xdp_flow_helper_start(void);
+void xdp_flow_helper_stop(void);
+void xdp_flow_helper_exit(void);
+int xdp_flow_helper_hello(u32 portid, u32 version,
+			  struct netlink_ext_ack *extack);
+int xdp_flow_helper_reply(struct genl_info *info);
+void xdp_flow_helper_broken(const char *why);
+u32 xdp_flow_helper_state(void);
+void xdp_flow_helper_status(u32 *state, pid_t *pid, u32 *restarts);
+int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
+			 const struct xdp_flow_rule *rule,
+			 struct xdp_flow_stats *stats,
+			 struct netlink_ext_ack *extack);
+int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode);
 
 #endif /* _XDP_FLOW_H */

@@ -61,7 +61,8 @@ xf_modprobe_deps()
 	return $rc
 }
 
-# xf_load [param=value...]: load the module with the helper's path.
+# xf_load [param=value...]: load the module; it starts the helper it
+# carries (umh_path=<binary> runs another one, for test builds).
 xf_load()
 {
 	xf_modprobe_deps || return 1
@@ -69,10 +70,7 @@ xf_load()
 		echo "# no module at $XF_KO (selftests/vm/build.sh $XF_SERIES)" >&2
 		return 1
 	fi
-	if [ ! -x "$XF_UMH" ]; then
-		echo "# warning: no helper binary at $XF_UMH" >&2
-	fi
-	insmod "$XF_KO" umh_path="$XF_UMH" "$@"
+	insmod "$XF_KO" "$@"
 }
 
 # xf_unload: remove the module; fine if it is not loaded.

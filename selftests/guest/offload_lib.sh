@@ -297,16 +297,11 @@ dmesg_bad_since()
 	dmesg_since "$1" | grep -E 'WARNING|BUG|Oops|general protection|refcount_t'
 }
 
-# helper_pids: pids of processes running the helper binary.
+# helper_pids: pids of helper processes (the helper names itself
+# xdp_flow_umh, whichever binary it was started from).
 helper_pids()
 {
-	local p exe want
-
-	want=$(readlink -f "$XF_UMH")
-	for p in /proc/[0-9]*; do
-		exe=$(readlink -f "$p/exe" 2>/dev/null) || continue
-		[ "$exe" = "$want" ] && echo "${p#/proc/}"
-	done
+	pgrep -x xdp_flow_umh
 }
 
 # xf_test_setup [module params]: the module with its helper running, the
@@ -368,15 +363,16 @@ per_packet_bytes()
 	echo $(((now - $3) / $4))
 }
 
-# diff_setup <lanes> <description>: the module (with the helper at $XF_UMH)
-# and the lanes of the differential test, the A device of each enabled.
-# Logs one test line; returns non-zero when anything failed.
+# diff_setup <lanes> <description> [module params]: the module and the
+# lanes of the differential test, the A device of each enabled. Logs one
+# test line; returns non-zero when anything failed.
 diff_setup()
 {
-	local lanes=$1 i
+	local lanes=$1 what=$2 i
 
+	shift 2
 	RET=0
-	xf_load
+	xf_load "$@"
 	check_err $? "xf_load failed"
 	if [ $RET -eq 0 ]; then
 		xf_wait_helper 20
@@ -390,7 +386,7 @@ diff_setup()
 		xf_enable_dev "xda$i" && wait_dev_attached "xda$i" 20
 		check_err $? "cannot enable xda$i"
 	done
-	log_test "setup: $2, $lanes lanes of A (offload) and B (software)"
+	log_test "setup: $what, $lanes lanes of A (offload) and B (software)"
 	return $RET
 }
 
@@ -400,4 +396,131 @@ diff_cleanup()
 	python3 "$XF_ROOT/selftests/diff/difftest.py" cleanup --lanes "$1" \
 		>/dev/null 2>&1
 	xf_unload >/dev/null 2>&1
+}
+
+# ---- the helper's trust and lifecycle (test_25, test_26, test_27) ----
+
+# xf_enable_default <dev>: enable offload on <dev> with the default hook
+# (plain `xdp-flow enable dev <dev>`, i.e. hook auto: tc on a veth where
+# the kernel has tcx, xdp elsewhere), wait until it is attached (or idle),
+# then add its clsact qdisc.
+xf_enable_default()
+{
+	"$XF_CLI" enable dev "$1" || return 1
+	wait_dev_attached "$1" 10 || return 1
+	tc qdisc add dev "$1" clsact
+}
+
+# proc_alive <pid>: the process exists and is not a zombie.
+proc_alive()
+{
+	local st
+
+	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# proc_state <pid>: the State letter of a process (R, S, T, Z...), or
+# "gone".
+proc_state()
+{
+	local st
+
+	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+	echo "${st:-gone}"
+}
+
+# xf_helper_state: helper_state of `xdp-flow status` (running, starting,
+# stopped).
+xf_helper_state()
+{
+	xf_status_get .helper_state
+}
+
+# wait_helper_state <state> [timeout_s]
+wait_helper_state()
+{
+	local end=$((SECONDS + ${2:-10}))
+
+	until [ "$(xf_helper_state)" = "$1" ]; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+
+# wait_new_helper <old pid> [timeout_s]: wait until a helper other than
+# <old pid> runs (helper_state running); prints its pid.
+wait_new_helper()
+{
+	local old=$1 end=$((SECONDS + ${2:-30})) js st pid
+
+	while :; do
+		js=$(timeout 20 "$XF_CLI" -j status 2>/dev/null)
+		st=$(echo "$js" | jq -r '.helper_state // empty' 2>/dev/null)
+		pid=$(echo "$js" | jq -r '.helper_pid // 0' 2>/dev/null)
+		if [ "$st" = running ] && [ "${pid:-0}" -gt 0 ] &&
+		   [ "$pid" != "$old" ]; then
+			echo "$pid"
+			return 0
+		fi
+		if [ $SECONDS -ge $end ]; then
+			xf_err "no new helper after ${2:-30} s (state '$st', pid '$pid', old $old)"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# bpf_obj_count <prog|map|link>: how many BPF objects of that kind exist.
+bpf_obj_count()
+{
+	local js
+
+	js=$(bpftool -j "$1" show 2>/dev/null) || return 1
+	[ -n "$js" ] || js='[]'
+	echo "$js" | jq length
+}
+
+# xf_bpf_progs: "id type name" of every BPF program of xdp_flow's datapath
+# (named xdp_flow or xdp_flow_tc), loaded or attached anywhere.
+xf_bpf_progs()
+{
+	bpftool -j prog show 2>/dev/null |
+		jq -r '.[]? | select(.name == "xdp_flow" or .name == "xdp_flow_tc") |
+			"\(.id) \(.type) \(.name)"'
+}
+
+# xf_bpf_links: "link <id> type <type> prog <id>" of every BPF link whose
+# program is one of xdp_flow's (an XDP link, or a tcx link: bpftool 7.1
+# predates tcx and prints its type as a number; the program is sched_cls).
+xf_bpf_links()
+{
+	local ids
+
+	ids=$(xf_bpf_progs | awk '{ print $1 }' | paste -sd, -)
+	[ -n "$ids" ] || return 0
+	bpftool -j link show 2>/dev/null |
+		jq -r --arg ids "$ids" '($ids | split(",") | map(tonumber)) as $ours |
+			.[]? | select(.prog_id as $p | $ours | index($p)) |
+			"link \(.id) type \(.type) prog \(.prog_id)"'
+}
+
+# nl_generic_ports <pid>: the generic netlink ports (portids) of the
+# sockets a process holds: /proc/<pid>/fd gives the sockets' inodes,
+# /proc/net/netlink the protocol (16: NETLINK_GENERIC), port and inode of
+# each netlink socket.
+nl_generic_ports()
+{
+	local fd l inodes=" "
+
+	for fd in /proc/"$1"/fd/*; do
+		l=$(readlink "$fd" 2>/dev/null) || continue
+		case $l in
+		socket:\[*\]) l=${l#socket:[}; inodes+="${l%]} " ;;
+		esac
+	done
+	[ "$inodes" != " " ] || return 1
+	awk -v inodes="$inodes" \
+		'NR > 1 && $2 == 16 && index(inodes, " " $NF " ") { print $3 }' \
+		/proc/net/netlink
 }

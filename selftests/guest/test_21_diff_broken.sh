@@ -30,7 +30,7 @@ RET=0
 check_err $? "no broken test build at $BROKEN (make -C umh broken)"
 log_test "the broken test build exists"
 [ $RET -eq 0 ] || exit 1
-XF_UMH=$BROKEN diff_setup "$LANES" "module with the broken helper" || exit 1
+diff_setup "$LANES" "module with the broken helper" umh_path="$BROKEN" || exit 1
 
 RET=0
 out=$($DIFF run --lanes "$LANES" --seed "$SEED" --cases $CASES --show 1 \

@@ -95,7 +95,8 @@ build_module() {
 			{ msg "copying sources to $dst failed"; exit 1; }
 		rm -f "$dst/net/xdp_flow/xdp_flow.ko"
 		run_make "module for $series ($KVER)" "$dst/module.log" \
-			-C "$KDIR" M="$dst/net/xdp_flow" -j"$JOBS" modules || exit 1
+			-C "$KDIR" M="$dst/net/xdp_flow" -j"$JOBS" \
+			XDP_FLOW_UMH="$XF_TOP/umh/xdp_flow_umh" modules || exit 1
 		[ -f "$dst/net/xdp_flow/xdp_flow.ko" ] ||
 			{ msg "make succeeded but $dst/net/xdp_flow/xdp_flow.ko is missing"; exit 1; }
 		msg "$dst/net/xdp_flow/xdp_flow.ko"

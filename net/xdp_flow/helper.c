@@ -1,0 +1,779 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp_flow: the user-mode helper's life and the channel to it.
+ *
+ * The module carries the helper, a statically linked program (umh_blob.S).
+ * At load it copies it into a shmem file; to start it, call_usermodehelper()
+ * runs xdp_flow_helper_setup() in the new process, which records that
+ * process and installs the file as a descriptor, and then executes
+ * /proc/self/fd/N. No file on disk is involved, and the helper can never be
+ * of another version than the module.
+ *
+ * Only the process the module started may register (HELLO) and reply, and
+ * only that process is ever signalled: no pid that a message carries is
+ * believed. Requests go to the helper over the generic netlink family, each
+ * answered by one REPLY. When the helper's socket goes away, or it does not
+ * answer in time, the module kills it, waits until it is gone, starts a new
+ * one with back-off, and the rule table is replayed into it; meanwhile the
+ * datapath runs on from what the helper pinned. At unload the helper is
+ * killed, whatever its state, and the embedded program runs once more in
+ * cleanup mode, which detaches and unpins everything.
+ *
+ * Locking: xdp_flow_helper_lock guards the helper's state and is never held
+ * while waiting for the helper; it nests inside xdp_flow_lock.
+ */
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/kmod.h>
+#include <linux/moduleparam.h>
+#include <linux/netlink.h>
+#include <linux/notifier.h>
+#include <linux/pid.h>
+#include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <net/genetlink.h>
+#include <net/net_namespace.h>
+
+#include "xdp_flow.h"
+
+static char *umh_path;
+module_param(umh_path, charp, 0444);
+MODULE_PARM_DESC(umh_path,
+		 "Development only: run this helper binary instead of the embedded one");
+
+static unsigned int helper_timeout_ms = 2000;
+
+static int xdp_flow_timeout_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 100, 60000);
+}
+
+static const struct kernel_param_ops xdp_flow_timeout_ops = {
+	.set = xdp_flow_timeout_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(helper_timeout_ms, &xdp_flow_timeout_ops, &helper_timeout_ms,
+		0644);
+MODULE_PARM_DESC(helper_timeout_ms,
+		 "How long to wait for the helper's answer before restarting it (100-60000)");
+
+/* The helper's image, in .init.rodata: after load it lives in a shmem file. */
+extern const char xdp_flow_umh_start[], xdp_flow_umh_end[];
+
+#define XDP_FLOW_RESTART_MIN_MS		10U
+#define XDP_FLOW_RESTART_MAX_MS		5000U
+#define XDP_FLOW_HELLO_TIMEOUT_MS	5000U
+#define XDP_FLOW_HELLO_TIMEOUT_MAX_MS	30000U
+#define XDP_FLOW_ATTACH_TIMEOUT_MS	10000
+#define XDP_FLOW_REAP_TIMEOUT_MS	5000
+#define XDP_FLOW_CLEANUP_TIMEOUT_MS	10000
+#define XDP_FLOW_MAX_START_FAILURES	8
+
+/**
+ * struct xdp_flow_helper - the helper process and what the module knows of it
+ * @state: enum xdp_flow_helper_state
+ * @portid: the generic netlink port it said HELLO from, while RUNNING
+ * @pid: the process the module started last, or NULL
+ * @killed: @pid was sent SIGKILL; it is on its way out
+ * @restarts: helpers that went away after they registered
+ * @start_failures: consecutive starts without a HELLO
+ * @backoff_ms: how long to wait before the next start
+ * @hello_at: when the running helper registered (jiffies)
+ * @exiting: the module is going away: no start, no HELLO
+ * @exe: the embedded helper in a shmem file
+ * @family: the generic netlink family requests go out on
+ * @replay: gives a new helper everything it must hold
+ */
+struct xdp_flow_helper {
+	u32 state;
+	u32 portid;
+	struct pid *pid;
+	bool killed;
+	u32 restarts;
+	unsigned int start_failures;
+	unsigned int backoff_ms;
+	unsigned long hello_at;
+	bool exiting;
+	struct file *exe;
+	const struct genl_family *family;
+	int (*replay)(void);
+};
+
+static DEFINE_MUTEX(xdp_flow_helper_lock);
+static struct xdp_flow_helper xdp_flow_helper = {
+	.state = XDP_FLOW_HELPER_STOPPED,
+	.backoff_ms = XDP_FLOW_RESTART_MIN_MS,
+};
+
+static void xdp_flow_helper_work_fn(struct work_struct *work);
+static void xdp_flow_replay_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(xdp_flow_helper_work, xdp_flow_helper_work_fn);
+static DECLARE_WORK(xdp_flow_replay_work, xdp_flow_replay_work_fn);
+
+/* --- requests and their replies --- */
+
+struct xdp_flow_request {
+	struct list_head list;
+	u32 seq;
+	int err;
+	bool have_stats;
+	struct xdp_flow_stats stats;
+	char msg[128];
+	struct completion done;
+};
+
+static LIST_HEAD(xdp_flow_requests);
+static DEFINE_SPINLOCK(xdp_flow_requests_lock);
+static u32 xdp_flow_next_seq;
+
+static struct xdp_flow_request *xdp_flow_request_find(u32 seq)
+{
+	struct xdp_flow_request *req;
+
+	list_for_each_entry(req, &xdp_flow_requests, list)
+		if (req->seq == seq)
+			return req;
+	return NULL;
+}
+
+static void xdp_flow_request_forget(struct xdp_flow_request *req)
+{
+	spin_lock_bh(&xdp_flow_requests_lock);
+	list_del(&req->list);
+	spin_unlock_bh(&xdp_flow_requests_lock);
+	kfree(req);
+}
+
+/* Completes every pending request with @err. */
+static void xdp_flow_requests_fail(int err)
+{
+	struct xdp_flow_request *req;
+
+	spin_lock_bh(&xdp_flow_requests_lock);
+	list_for_each_entry(req, &xdp_flow_requests, list) {
+		if (completion_done(&req->done))
+			continue;
+		req->err = err;
+		complete(&req->done);
+	}
+	spin_unlock_bh(&xdp_flow_requests_lock);
+}
+
+/* --- the process --- */
+
+static bool xdp_flow_proc_alive(struct pid *pid)
+{
+	return pid_has_task(pid, PIDTYPE_TGID);
+}
+
+/* Waits until @pid has exited and been reaped (kthreadd reaps the helpers). */
+static bool xdp_flow_proc_wait_gone(struct pid *pid, unsigned int timeout_ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
+
+	while (xdp_flow_proc_alive(pid)) {
+		if (time_after(jiffies, end))
+			return false;
+		msleep(10);
+	}
+	return true;
+}
+
+struct xdp_flow_exec {
+	struct pid **slot;	/* where the new process is recorded */
+	char path[32];
+};
+
+/*
+ * Runs in the new process before it executes the helper: records it, under
+ * the lock HELLO takes, so that its HELLO can never come first; and gives it
+ * the embedded helper as a descriptor (closed on exec) to execute.
+ */
+static int xdp_flow_helper_setup(struct subprocess_info *info, struct cred *new)
+{
+	struct xdp_flow_exec *x = info->data;
+	int fd;
+
+	if (!umh_path) {
+		fd = get_unused_fd_flags(O_CLOEXEC);
+		if (fd < 0)
+			return fd;
+		fd_install(fd, get_file(xdp_flow_helper.exe));
+		snprintf(x->path, sizeof(x->path), "/proc/self/fd/%d", fd);
+		info->path = x->path;
+	}
+	mutex_lock(&xdp_flow_helper_lock);
+	*x->slot = get_pid(task_tgid(current));
+	mutex_unlock(&xdp_flow_helper_lock);
+	return 0;
+}
+
+/* Starts the helper (@mode: NULL, or "--cleanup"); returns once it runs. */
+static int xdp_flow_helper_exec(const char *mode, struct pid **slot)
+{
+	static char *envp[] = {
+		"HOME=/",
+		"PATH=/sbin:/usr/sbin:/bin:/usr/bin",
+		NULL
+	};
+	char *argv[] = { "xdp_flow_umh", "--log=kmsg", (char *)mode, NULL };
+	struct subprocess_info *info;
+	struct xdp_flow_exec x = { .slot = slot };
+
+	/* The path is a placeholder until xdp_flow_helper_setup(). */
+	info = call_usermodehelper_setup(umh_path ?: "/proc/self/fd", argv, envp,
+					 GFP_KERNEL, xdp_flow_helper_setup,
+					 NULL, &x);
+	if (!info)
+		return -ENOMEM;
+	return call_usermodehelper_exec(info, UMH_WAIT_EXEC);
+}
+
+static unsigned int xdp_flow_hello_timeout_ms(unsigned int failures)
+{
+	unsigned int shift = min(failures ? failures - 1 : 0, 3U);
+
+	return min(XDP_FLOW_HELLO_TIMEOUT_MS << shift,
+		   XDP_FLOW_HELLO_TIMEOUT_MAX_MS);
+}
+
+/* Caller holds xdp_flow_helper_lock. */
+static void xdp_flow_helper_schedule(unsigned int delay_ms)
+{
+	if (!xdp_flow_helper.exiting)
+		mod_delayed_work(system_long_wq, &xdp_flow_helper_work,
+				 msecs_to_jiffies(delay_ms));
+}
+
+/* Caller holds xdp_flow_helper_lock. */
+static void xdp_flow_helper_kill(void)
+{
+	if (xdp_flow_helper.pid && !xdp_flow_helper.killed) {
+		kill_pid(xdp_flow_helper.pid, SIGKILL, 1);
+		xdp_flow_helper.killed = true;
+	}
+}
+
+/*
+ * Starts a helper when none runs. A helper that was started but did not say
+ * HELLO in time is killed first; a new one starts only once the previous
+ * one is gone, so that at most one ever works on the pinned state.
+ */
+static void xdp_flow_helper_work_fn(struct work_struct *work)
+{
+	struct xdp_flow_helper *h = &xdp_flow_helper;
+	unsigned int failures;
+	struct pid *old;
+	int err;
+
+	mutex_lock(&xdp_flow_helper_lock);
+	if (h->exiting || h->state != XDP_FLOW_HELPER_STARTING)
+		goto unlock;
+	old = h->pid;
+	if (old) {
+		if (!h->killed)
+			pr_notice("xdp_flow: helper pid %d did not register in time, killing it\n",
+				  pid_nr(old));
+		xdp_flow_helper_kill();
+		get_pid(old);
+		mutex_unlock(&xdp_flow_helper_lock);
+		if (!xdp_flow_proc_wait_gone(old, XDP_FLOW_REAP_TIMEOUT_MS)) {
+			pr_warn_ratelimited("xdp_flow: helper pid %d does not exit; no new helper until it does\n",
+					    pid_nr(old));
+			put_pid(old);
+			mutex_lock(&xdp_flow_helper_lock);
+			xdp_flow_helper_schedule(1000);
+			goto unlock;
+		}
+		mutex_lock(&xdp_flow_helper_lock);
+		if (h->pid == old) {
+			put_pid(h->pid);
+			h->pid = NULL;
+		}
+		put_pid(old);
+		if (h->exiting || h->state != XDP_FLOW_HELPER_STARTING)
+			goto unlock;
+	}
+	failures = ++h->start_failures;
+	if (failures > XDP_FLOW_MAX_START_FAILURES) {
+		pr_err("xdp_flow: the helper did not come up %u times, giving up; reload the module to try again\n",
+		       XDP_FLOW_MAX_START_FAILURES);
+		h->state = XDP_FLOW_HELPER_STOPPED;
+		goto unlock;
+	}
+	h->killed = false;
+	mutex_unlock(&xdp_flow_helper_lock);
+
+	err = xdp_flow_helper_exec(NULL, &h->pid);
+
+	mutex_lock(&xdp_flow_helper_lock);
+	if (err) {
+		if (failures == 1)
+			pr_warn("xdp_flow: cannot start the helper%s%s: %d\n",
+				umh_path ? " " : "", umh_path ?: "", err);
+		/* If it got as far as a process, that one is exiting. */
+		xdp_flow_helper_kill();
+		xdp_flow_helper_schedule(h->backoff_ms);
+		h->backoff_ms = min(h->backoff_ms * 2, XDP_FLOW_RESTART_MAX_MS);
+	} else if (h->state == XDP_FLOW_HELPER_STARTING && !h->killed) {
+		/* Checks back then: by that time it must have said HELLO. */
+		xdp_flow_helper_schedule(xdp_flow_hello_timeout_ms(failures));
+	}
+unlock:
+	mutex_unlock(&xdp_flow_helper_lock);
+}
+
+static void xdp_flow_replay_work_fn(struct work_struct *work)
+{
+	int err = xdp_flow_helper.replay();
+
+	if (err && err != -ESRCH)
+		xdp_flow_helper_broken("the replay failed");
+}
+
+/**
+ * xdp_flow_helper_broken() - the helper is gone or misbehaves: restart it
+ * @why: for the log
+ *
+ * Kills it (it may still be alive), fails what waits for it, and starts a
+ * new one after the back-off. May be called under xdp_flow_lock.
+ */
+void xdp_flow_helper_broken(const char *why)
+{
+	struct xdp_flow_helper *h = &xdp_flow_helper;
+	pid_t nr;
+
+	mutex_lock(&xdp_flow_helper_lock);
+	if (h->state != XDP_FLOW_HELPER_RUNNING) {
+		mutex_unlock(&xdp_flow_helper_lock);
+		return;
+	}
+	WRITE_ONCE(h->state, XDP_FLOW_HELPER_STARTING);
+	WRITE_ONCE(h->portid, 0);
+	nr = pid_nr(h->pid);
+	xdp_flow_helper_kill();
+	h->restarts++;
+	/* A helper that lived a while gets the next one started soon. */
+	if (time_after(jiffies, h->hello_at + 10 * HZ))
+		h->backoff_ms = XDP_FLOW_RESTART_MIN_MS;
+	xdp_flow_helper_schedule(h->backoff_ms);
+	h->backoff_ms = min(h->backoff_ms * 2, XDP_FLOW_RESTART_MAX_MS);
+	mutex_unlock(&xdp_flow_helper_lock);
+
+	pr_info("xdp_flow: helper pid %d: %s; restarting it\n", nr, why);
+	xdp_flow_requests_fail(-ESRCH);
+}
+
+/**
+ * xdp_flow_helper_hello() - a process asks to be the helper
+ * @portid: its generic netlink port
+ * @version: the ABI version it was built with
+ * @extack: for errors
+ *
+ * Called in the sender's context. Only the process the module started, and
+ * has not killed, is accepted.
+ *
+ * Return: 0, or a negative errno when the sender is refused.
+ */
+int xdp_flow_helper_hello(u32 portid, u32 version,
+			  struct netlink_ext_ack *extack)
+{
+	struct xdp_flow_helper *h = &xdp_flow_helper;
+	int err = 0;
+
+	mutex_lock(&xdp_flow_helper_lock);
+	if (h->exiting) {
+		err = -ESHUTDOWN;
+		NL_SET_ERR_MSG_MOD(extack, "the module is going away");
+	} else if (!h->pid || h->killed || task_tgid(current) != h->pid) {
+		err = -EPERM;
+		NL_SET_ERR_MSG_MOD(extack, "only the helper the module started may register");
+	} else if (version != XDP_FLOW_ABI_VERSION) {
+		err = -EPROTO;
+		NL_SET_ERR_MSG_MOD(extack, "helper built for another ABI version");
+	} else if (h->state == XDP_FLOW_HELPER_RUNNING) {
+		if (h->portid != portid) {
+			err = -EBUSY;
+			NL_SET_ERR_MSG_MOD(extack, "the helper registered already");
+		}
+		mutex_unlock(&xdp_flow_helper_lock);
+		return err;
+	} else {
+		WRITE_ONCE(h->portid, portid);
+		WRITE_ONCE(h->state, XDP_FLOW_HELPER_RUNNING);
+		h->start_failures = 0;
+		h->hello_at = jiffies;
+		queue_work(system_long_wq, &xdp_flow_replay_work);
+	}
+	mutex_unlock(&xdp_flow_helper_lock);
+
+	if (err == -EPERM)
+		pr_notice_ratelimited("xdp_flow: HELLO from pid %d refused: not the helper the module started\n",
+				      task_tgid_nr(current));
+	else if (!err)
+		pr_info("xdp_flow: helper pid %d registered\n",
+			task_tgid_nr(current));
+	return err;
+}
+
+/**
+ * xdp_flow_helper_reply() - the helper answers a request
+ * @info: the REPLY message, in the sender's context
+ *
+ * Return: 0, or -EPERM when the sender is not the registered helper.
+ */
+int xdp_flow_helper_reply(struct genl_info *info)
+{
+	struct xdp_flow_request *req;
+	struct nlattr *a;
+	bool helper;
+	u32 seq;
+
+	mutex_lock(&xdp_flow_helper_lock);
+	helper = xdp_flow_helper.state == XDP_FLOW_HELPER_RUNNING &&
+		 info->snd_portid == xdp_flow_helper.portid &&
+		 task_tgid(current) == xdp_flow_helper.pid;
+	mutex_unlock(&xdp_flow_helper_lock);
+	if (!helper) {
+		NL_SET_ERR_MSG_MOD(info->extack, "only the registered helper may reply");
+		return -EPERM;
+	}
+	if (GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_SEQ) ||
+	    GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_ERROR))
+		return -EINVAL;
+	seq = nla_get_u32(info->attrs[XDP_FLOW_ATTR_SEQ]);
+
+	spin_lock_bh(&xdp_flow_requests_lock);
+	req = xdp_flow_request_find(seq);
+	if (!req || completion_done(&req->done)) {
+		spin_unlock_bh(&xdp_flow_requests_lock);
+		return 0;	/* given up on, or not waited for */
+	}
+	req->err = (int)nla_get_u32(info->attrs[XDP_FLOW_ATTR_ERROR]);
+	if (req->err > 0 || req->err < -MAX_ERRNO)
+		req->err = -EPROTO;
+	a = info->attrs[XDP_FLOW_ATTR_MSG];
+	if (a)
+		nla_strscpy(req->msg, a, sizeof(req->msg));
+	a = info->attrs[XDP_FLOW_ATTR_STATS];
+	if (a && nla_len(a) >= sizeof(req->stats)) {
+		memcpy(&req->stats, nla_data(a), sizeof(req->stats));
+		req->have_stats = true;
+	}
+	complete(&req->done);
+	spin_unlock_bh(&xdp_flow_requests_lock);
+	return 0;
+}
+
+/* Sends one request to the running helper; @reqp gets it, pending. */
+static int xdp_flow_helper_send(u8 cmd, u32 ifindex, u32 rule_id,
+				u32 xdp_mode, const struct xdp_flow_rule *rule,
+				struct xdp_flow_request **reqp)
+{
+	struct xdp_flow_request *req;
+	struct sk_buff *skb;
+	u32 portid;
+	void *hdr;
+	int err;
+
+	portid = READ_ONCE(xdp_flow_helper.portid);
+	if (READ_ONCE(xdp_flow_helper.state) != XDP_FLOW_HELPER_RUNNING ||
+	    !portid)
+		return -ESRCH;
+
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	init_completion(&req->done);
+	skb = genlmsg_new(rule ? nla_total_size(sizeof(*rule)) + 64 :
+			  NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb) {
+		kfree(req);
+		return -ENOMEM;
+	}
+	spin_lock_bh(&xdp_flow_requests_lock);
+	req->seq = ++xdp_flow_next_seq;
+	list_add_tail(&req->list, &xdp_flow_requests);
+	spin_unlock_bh(&xdp_flow_requests_lock);
+
+	err = -EMSGSIZE;
+	hdr = genlmsg_put(skb, 0, req->seq, xdp_flow_helper.family, 0, cmd);
+	if (!hdr ||
+	    nla_put_u32(skb, XDP_FLOW_ATTR_SEQ, req->seq) ||
+	    (ifindex && nla_put_u32(skb, XDP_FLOW_ATTR_IFINDEX, ifindex)) ||
+	    ((cmd == XDP_FLOW_CMD_RULE_DEL || cmd == XDP_FLOW_CMD_STATS_GET) &&
+	     nla_put_u32(skb, XDP_FLOW_ATTR_RULE_ID, rule_id)) ||
+	    (cmd == XDP_FLOW_CMD_DEV_ATTACH &&
+	     nla_put_u32(skb, XDP_FLOW_ATTR_XDP_MODE, xdp_mode)) ||
+	    (rule && nla_put(skb, XDP_FLOW_ATTR_RULE, sizeof(*rule), rule))) {
+		nlmsg_free(skb);
+		goto err_forget;
+	}
+	genlmsg_end(skb, hdr);
+
+	err = genlmsg_unicast(&init_net, skb, portid);
+	if (err) {
+		if (err == -ECONNREFUSED)
+			xdp_flow_helper_broken("its socket is gone");
+		goto err_forget;
+	}
+	*reqp = req;
+	return 0;
+
+err_forget:
+	xdp_flow_request_forget(req);
+	return err;
+}
+
+/**
+ * xdp_flow_helper_post() - send a request without waiting for its reply
+ * @cmd: DEV_ATTACH or DEV_DETACH (the helper does them in the background)
+ * @ifindex: the device
+ * @xdp_mode: for DEV_ATTACH
+ *
+ * Return: 0, or a negative errno when it could not be sent (-ESRCH: no
+ * helper runs).
+ */
+int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode)
+{
+	struct xdp_flow_request *req;
+	int err;
+
+	err = xdp_flow_helper_send(cmd, ifindex, 0, xdp_mode, NULL, &req);
+	if (!err)
+		xdp_flow_request_forget(req);
+	return err;
+}
+
+/**
+ * xdp_flow_helper_call() - send a request to the helper and wait for its reply
+ * @cmd: XDP_FLOW_CMD_*
+ * @ifindex: for DEV_ATTACH and DEV_DETACH
+ * @rule_id: for RULE_DEL and STATS_GET
+ * @xdp_mode: for DEV_ATTACH
+ * @rule: for RULE_ADD
+ * @stats: for STATS_GET, or NULL
+ * @extack: gets the helper's message on error, or NULL
+ *
+ * A helper that does not answer in time is killed and restarted; the
+ * replay then puts back what it holds. DEV_ATTACH is the one request that
+ * needs rtnl in the helper: never wait for it holding xdp_flow_lock.
+ *
+ * Return: 0, the helper's negative errno, -ETIMEDOUT, or -ESRCH when no
+ * helper runs or it went away meanwhile.
+ */
+int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
+			 const struct xdp_flow_rule *rule,
+			 struct xdp_flow_stats *stats,
+			 struct netlink_ext_ack *extack)
+{
+	/* extack keeps a pointer to the helper's message: it must outlive
+	 * this call. Callers are serialised by xdp_flow_lock but for
+	 * DEV_ATTACH, whose message at worst gets another caller's text.
+	 */
+	static char msg[128];
+	struct xdp_flow_request *req;
+	unsigned int timeout;
+	unsigned long done;
+	int err;
+
+	err = xdp_flow_helper_send(cmd, ifindex, rule_id, xdp_mode, rule, &req);
+	if (err)
+		return err;
+
+	timeout = cmd == XDP_FLOW_CMD_DEV_ATTACH ? XDP_FLOW_ATTACH_TIMEOUT_MS :
+		  READ_ONCE(helper_timeout_ms);
+	done = wait_for_completion_timeout(&req->done, msecs_to_jiffies(timeout));
+	/* Off the list, no reply can complete it any more; one may have
+	 * come in just after the wait gave up.
+	 */
+	spin_lock_bh(&xdp_flow_requests_lock);
+	list_del(&req->list);
+	spin_unlock_bh(&xdp_flow_requests_lock);
+	err = done || completion_done(&req->done) ? req->err : -ETIMEDOUT;
+	if (!err && stats && req->have_stats)
+		*stats = req->stats;
+	if (err && err != -ETIMEDOUT)
+		strscpy(msg, req->msg, sizeof(msg));
+	kfree(req);
+
+	if (err == -ETIMEDOUT) {
+		xdp_flow_helper_broken("it did not answer in time");
+		NL_SET_ERR_MSG_MOD(extack, "helper did not answer in time");
+	} else if (err == -ESRCH || err == -ESHUTDOWN) {
+		err = -ESRCH;
+		NL_SET_ERR_MSG_MOD(extack, "helper went away");
+	} else if (err && extack) {
+		extack->_msg = msg[0] ? msg : "xdp_flow: helper refused the request";
+	}
+	return err;
+}
+
+/**
+ * xdp_flow_helper_state() - enum xdp_flow_helper_state, right now
+ *
+ * Return: the state.
+ */
+u32 xdp_flow_helper_state(void)
+{
+	return READ_ONCE(xdp_flow_helper.state);
+}
+
+/**
+ * xdp_flow_helper_status() - what xdp-flow status shows of the helper
+ * @state: enum xdp_flow_helper_state
+ * @pid: the helper's process id in the caller's pid namespace, or 0
+ * @restarts: how often it was restarted
+ */
+void xdp_flow_helper_status(u32 *state, pid_t *pid, u32 *restarts)
+{
+	mutex_lock(&xdp_flow_helper_lock);
+	*state = xdp_flow_helper.state;
+	*pid = xdp_flow_helper.pid && !xdp_flow_helper.killed ?
+	       pid_vnr(xdp_flow_helper.pid) : 0;
+	*restarts = xdp_flow_helper.restarts;
+	mutex_unlock(&xdp_flow_helper_lock);
+}
+
+static int xdp_flow_netlink_event(struct notifier_block *nb,
+				  unsigned long event, void *ptr)
+{
+	struct netlink_notify *n = ptr;
+
+	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
+	    !net_eq(n->net, &init_net) || !n->portid ||
+	    n->portid != READ_ONCE(xdp_flow_helper.portid))
+		return NOTIFY_DONE;
+	xdp_flow_helper_broken("its socket was closed");
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block xdp_flow_netlink_nb = {
+	.notifier_call = xdp_flow_netlink_event,
+};
+
+/**
+ * xdp_flow_helper_init() - load the embedded helper; start nothing yet
+ * @family: the generic netlink family requests go out on
+ * @replay: gives a new helper everything it must hold (xdp_flow_lock free)
+ *
+ * Return: 0 or a negative errno.
+ */
+int __init xdp_flow_helper_init(const struct genl_family *family,
+				int (*replay)(void))
+{
+	size_t size = xdp_flow_umh_end - xdp_flow_umh_start;
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t n;
+	int err;
+
+	/* That policy funnels every helper through one binary: not ours. */
+	if (IS_ENABLED(CONFIG_STATIC_USERMODEHELPER)) {
+		pr_err("xdp_flow: this kernel runs user-mode helpers only through CONFIG_STATIC_USERMODEHELPER_PATH; xdp_flow cannot start its helper\n");
+		return -EPERM;
+	}
+	file = shmem_file_setup("xdp_flow_umh", size, 0);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	n = kernel_write(file, xdp_flow_umh_start, size, &pos);
+	if (n != size) {
+		pr_err("xdp_flow: cannot copy the helper into memory (%zd)\n", n);
+		fput(file);
+		return n < 0 ? n : -EIO;
+	}
+	err = netlink_register_notifier(&xdp_flow_netlink_nb);
+	if (err) {
+		fput(file);
+		return err;
+	}
+	xdp_flow_helper.exe = file;
+	xdp_flow_helper.family = family;
+	xdp_flow_helper.replay = replay;
+	return 0;
+}
+
+/**
+ * xdp_flow_helper_start() - start the helper; it restarts by itself from now
+ */
+void xdp_flow_helper_start(void)
+{
+	mutex_lock(&xdp_flow_helper_lock);
+	xdp_flow_helper.state = XDP_FLOW_HELPER_STARTING;
+	xdp_flow_helper_schedule(0);
+	mutex_unlock(&xdp_flow_helper_lock);
+}
+
+/**
+ * xdp_flow_helper_stop() - stop talking to the helper, for good
+ *
+ * Every request fails from now on, and those waiting return at once. The
+ * datapath stays until xdp_flow_helper_exit().
+ */
+void xdp_flow_helper_stop(void)
+{
+	mutex_lock(&xdp_flow_helper_lock);
+	xdp_flow_helper.exiting = true;
+	WRITE_ONCE(xdp_flow_helper.state, XDP_FLOW_HELPER_STOPPED);
+	WRITE_ONCE(xdp_flow_helper.portid, 0);
+	mutex_unlock(&xdp_flow_helper_lock);
+	xdp_flow_requests_fail(-ESHUTDOWN);
+}
+
+/* Runs the embedded helper in cleanup mode and waits for it. */
+static void xdp_flow_helper_cleanup(void)
+{
+	struct pid *pid = NULL;
+	int err;
+
+	err = xdp_flow_helper_exec("--cleanup", &pid);
+	if (err || !pid) {
+		pr_err("xdp_flow: cannot run the helper's cleanup (%d): programs and pins under %s may be left\n",
+		       err, XDP_FLOW_PIN_DIR);
+		put_pid(pid);
+		return;
+	}
+	if (!xdp_flow_proc_wait_gone(pid, XDP_FLOW_CLEANUP_TIMEOUT_MS)) {
+		pr_err("xdp_flow: the helper's cleanup did not finish in %u ms; killed it\n",
+		       XDP_FLOW_CLEANUP_TIMEOUT_MS);
+		kill_pid(pid, SIGKILL, 1);
+	}
+	put_pid(pid);
+}
+
+/**
+ * xdp_flow_helper_exit() - no helper, no datapath, nothing pinned
+ *
+ * After xdp_flow_helper_stop() and once nobody can send HELLO any more
+ * (the family is unregistered): kills the helper whatever its state, waits
+ * until it is gone, then removes what it left with the cleanup run.
+ */
+void xdp_flow_helper_exit(void)
+{
+	struct pid *pid;
+
+	cancel_delayed_work_sync(&xdp_flow_helper_work);
+	cancel_work_sync(&xdp_flow_replay_work);
+	netlink_unregister_notifier(&xdp_flow_netlink_nb);
+
+	mutex_lock(&xdp_flow_helper_lock);
+	xdp_flow_helper_kill();
+	pid = xdp_flow_helper.pid;
+	xdp_flow_helper.pid = NULL;
+	mutex_unlock(&xdp_flow_helper_lock);
+	if (pid && !xdp_flow_proc_wait_gone(pid, XDP_FLOW_REAP_TIMEOUT_MS))
+		pr_warn("xdp_flow: helper pid %d does not exit; cleaning up beside it\n",
+			pid_nr(pid));
+	put_pid(pid);
+
+	xdp_flow_helper_cleanup();
+	fput(xdp_flow_helper.exe);
+	xdp_flow_helper.exe = NULL;
+}
