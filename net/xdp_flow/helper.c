@@ -64,9 +64,6 @@ module_param_cb(helper_timeout_ms, &xdp_flow_timeout_ops, &helper_timeout_ms,
 MODULE_PARM_DESC(helper_timeout_ms,
 		 "How long to wait for the helper's answer before restarting it (100-60000)");
 
-/* The helper's image, in .init.rodata: after load it lives in a shmem file. */
-extern const char xdp_flow_umh_start[], xdp_flow_umh_end[];
-
 #define XDP_FLOW_RESTART_MIN_MS		10U
 #define XDP_FLOW_RESTART_MAX_MS		5000U
 #define XDP_FLOW_HELLO_TIMEOUT_MS	5000U
@@ -181,7 +178,7 @@ static bool xdp_flow_proc_wait_gone(struct pid *pid, unsigned int timeout_ms)
 	while (xdp_flow_proc_alive(pid)) {
 		if (time_after(jiffies, end))
 			return false;
-		msleep(10);
+		usleep_range(5000, 10000);
 	}
 	return true;
 }
@@ -218,14 +215,18 @@ static int xdp_flow_helper_setup(struct subprocess_info *info, struct cred *new)
 /* Starts the helper (@mode: NULL, or "--cleanup"); returns once it runs. */
 static int xdp_flow_helper_exec(const char *mode, struct pid **slot)
 {
-	static char *envp[] = {
-		"HOME=/",
-		"PATH=/sbin:/usr/sbin:/bin:/usr/bin",
-		NULL
-	};
-	char *argv[] = { "xdp_flow_umh", "--log=kmsg", (char *)mode, NULL };
-	struct subprocess_info *info;
 	struct xdp_flow_exec x = { .slot = slot };
+	struct subprocess_info *info;
+	char *argv[4], *envp[3];
+
+	/* call_usermodehelper_setup() takes them writable. */
+	argv[0] = "xdp_flow_umh";
+	argv[1] = "--log=kmsg";
+	argv[2] = (char *)mode;
+	argv[3] = NULL;
+	envp[0] = "HOME=/";
+	envp[1] = "PATH=/sbin:/usr/sbin:/bin:/usr/bin";
+	envp[2] = NULL;
 
 	/* The path is a placeholder until xdp_flow_helper_setup(). */
 	info = call_usermodehelper_setup(umh_path ?: "/proc/self/fd", argv, envp,
@@ -386,6 +387,7 @@ int xdp_flow_helper_hello(u32 portid, u32 version,
 			  struct netlink_ext_ack *extack)
 {
 	struct xdp_flow_helper *h = &xdp_flow_helper;
+	bool registered = false;
 	int err = 0;
 
 	mutex_lock(&xdp_flow_helper_lock);
@@ -399,15 +401,15 @@ int xdp_flow_helper_hello(u32 portid, u32 version,
 		err = -EPROTO;
 		NL_SET_ERR_MSG_MOD(extack, "helper built for another ABI version");
 	} else if (h->state == XDP_FLOW_HELPER_RUNNING) {
+		/* Once is enough: the replay is under way. */
 		if (h->portid != portid) {
 			err = -EBUSY;
 			NL_SET_ERR_MSG_MOD(extack, "the helper registered already");
 		}
-		mutex_unlock(&xdp_flow_helper_lock);
-		return err;
 	} else {
 		WRITE_ONCE(h->portid, portid);
 		WRITE_ONCE(h->state, XDP_FLOW_HELPER_RUNNING);
+		registered = true;
 		h->start_failures = 0;
 		h->hello_at = jiffies;
 		queue_work(system_long_wq, &xdp_flow_replay_work);
@@ -417,7 +419,7 @@ int xdp_flow_helper_hello(u32 portid, u32 version,
 	if (err == -EPERM)
 		pr_notice_ratelimited("xdp_flow: HELLO from pid %d refused: not the helper the module started\n",
 				      task_tgid_nr(current));
-	else if (!err)
+	else if (registered)
 		pr_info("xdp_flow: helper pid %d registered\n",
 			task_tgid_nr(current));
 	return err;
@@ -679,6 +681,12 @@ int __init xdp_flow_helper_init(const struct genl_family *family,
 	if (IS_ENABLED(CONFIG_STATIC_USERMODEHELPER)) {
 		pr_err("xdp_flow: this kernel runs user-mode helpers only through CONFIG_STATIC_USERMODEHELPER_PATH; xdp_flow cannot start its helper\n");
 		return -EPERM;
+	}
+	if (umh_path && !*umh_path)
+		umh_path = NULL;
+	if (umh_path && umh_path[0] != '/') {
+		pr_err("xdp_flow: umh_path must be an absolute path\n");
+		return -EINVAL;
 	}
 	file = shmem_file_setup("xdp_flow_umh", size, 0);
 	if (IS_ERR(file))

@@ -202,6 +202,8 @@ int xdp_flow_genl_init(void);
 void xdp_flow_genl_exit(void);
 
 /* helper.c: the helper's life and the channel to it */
+/* The helper's image (umh_blob.S), init data: later it is in a shmem file. */
+extern const char xdp_flow_umh_start[], xdp_flow_umh_end[];
 int xdp_flow_helper_init(const struct genl_family *family, int (*replay)(void));
 void xdp_flow_helper_start(void);
 void xdp_flow_helper_stop(void);

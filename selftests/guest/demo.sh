@@ -60,12 +60,13 @@ fi
 ulimit -l unlimited 2>/dev/null
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 
-step "Load the module (it starts its helper, $XF_UMH)"
+step "Load the module (it carries its helper and starts it: no helper file)"
 xf_modprobe_deps >/dev/null
-show insmod "$XF_KO" umh_path="$XF_UMH"
+show insmod "$XF_KO"
 expect "module loaded" $?
 xf_wait_helper 20
 expect "the helper is running" $?
+show ps -o pid,comm,args -C xdp_flow_umh
 [ $failed -eq 0 ] || exit 1
 
 step "Build the topology: xfa -> veth0 -> (routing) -> veth1 -> xfb, veth2 -> xfc"

@@ -24,16 +24,20 @@
  *   STATUS_GET                           HELPER_STATE HELPER_PID
  *                                        HELPER_RESTARTS RULE_COUNT
  *
- * helper -> module:
- *   HELLO  VERSION PID                   the helper (re)registers; the module
+ * helper -> module (accepted only from the process the module started,
+ * which it identifies itself; REPLY also only from the port that said HELLO):
+ *   HELLO  VERSION                       the helper (re)registers; the module
  *                                        answers with the usual ack, then
- *                                        replays: DEV_ATTACH for each enabled
- *                                        device, RULE_ADD for each rule in
- *                                        ascending order, then SYNC.
+ *                                        replays: RULE_DEL and DEV_DETACH for
+ *                                        what went away while no helper ran,
+ *                                        DEV_ATTACH for each enabled device,
+ *                                        RULE_ADD for each rule in ascending
+ *                                        order, then SYNC.
  *   REPLY  SEQ ERROR [MSG] [STATS]       the answer to one module request
  *
  * module -> helper (unicast to the port that sent HELLO; each carries SEQ
- * and is answered by exactly one REPLY with the same SEQ):
+ * and is answered by exactly one REPLY with the same SEQ; the helper takes
+ * messages from the kernel only):
  *   RULE_ADD    SEQ RULE                 add, or replace the rule with the
  *                                        same id; -ENOSPC when a table is full
  *   RULE_DEL    SEQ RULE_ID
@@ -50,9 +54,11 @@
  *   SYNC        SEQ                      the replay after HELLO is complete:
  *                                        drop every rule and attachment that
  *                                        was not replayed since HELLO
- *   SHUTDOWN    SEQ                      the module is going away: detach
- *                                        everything, unpin everything, REPLY,
- *                                        exit
+ *   SHUTDOWN    SEQ                      detach everything, unpin
+ *                                        everything, REPLY, exit (the module
+ *                                        itself, going away, kills the helper
+ *                                        and runs it once more with
+ *                                        --cleanup, which does the same)
  */
 #ifndef _UAPI_LINUX_XDP_FLOW_H
 #define _UAPI_LINUX_XDP_FLOW_H
@@ -65,7 +71,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	6
+#define XDP_FLOW_ABI_VERSION	7
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 #define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
@@ -361,7 +367,7 @@ enum xdp_flow_attr {
 	XDP_FLOW_ATTR_STATS,		/* binary, array of xdp_flow_stats */
 	XDP_FLOW_ATTR_SEQ,		/* u32 */
 	XDP_FLOW_ATTR_VERSION,		/* u32, XDP_FLOW_ABI_VERSION */
-	XDP_FLOW_ATTR_PID,		/* u32 */
+	XDP_FLOW_ATTR_PID,		/* u32, unused: ignored in HELLO */
 	XDP_FLOW_ATTR_HELPER_STATE,	/* u32, enum xdp_flow_helper_state */
 	XDP_FLOW_ATTR_HELPER_PID,	/* u32 */
 	XDP_FLOW_ATTR_HELPER_RESTARTS,	/* u32 */
