@@ -3,15 +3,19 @@
  * The XDP program and its maps: bpffs, loading the embedded object, and
  * pinning. The maps are pinned by name under the pin directory, so a new
  * helper (or the same one after a crash) reuses them and offloaded traffic
- * keeps its rules and counters.
+ * keeps its rules and counters. The directory's lock keeps a second helper
+ * off them while one is at work.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 #include <bpf/libbpf.h>
@@ -37,12 +41,17 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
-/* virtme-ng guests (and some hosts) boot without bpffs mounted. */
-int dp_mount_bpffs(void)
+bool dp_bpffs_mounted(void)
 {
 	struct statfs st;
 
-	if (!statfs(BPFFS, &st) && st.f_type == BPF_FS_MAGIC)
+	return !statfs(BPFFS, &st) && st.f_type == BPF_FS_MAGIC;
+}
+
+/* virtme-ng guests (and some hosts) boot without bpffs mounted. */
+int dp_mount_bpffs(void)
+{
+	if (dp_bpffs_mounted())
 		return 0;
 	if (mount("bpf", BPFFS, "bpf", 0, "mode=0700")) {
 		pr_err("cannot mount bpffs at %s: %s", BPFFS, strerror(errno));
@@ -50,6 +59,85 @@ int dp_mount_bpffs(void)
 	}
 	pr_info("mounted bpffs at %s", BPFFS);
 	return 0;
+}
+
+/* Is @fd (still) the directory at @path? Whoever removed it did so locked. */
+static bool dp_same_dir(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return !fstat(fd, &a) && !stat(path, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+static long long dp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* flock() with a deadline (< 0: none); says once that it waits. */
+static int dp_flock(int fd, const char *pin_dir, long long deadline,
+		    bool *said)
+{
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (!*said) {
+			pr_info("waiting for another helper to release %s",
+				pin_dir);
+			*said = true;
+		}
+		if (deadline < 0) {
+			while (flock(fd, LOCK_EX))
+				if (errno != EINTR)
+					return -errno;
+			return 0;
+		}
+		if (dp_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		usleep(50 * 1000);
+	}
+	return 0;
+}
+
+/**
+ * dp_lock_pin_dir() - take the pin directory's lock, for the process's life
+ * @pin_dir: the directory
+ * @create: make @pin_dir if missing (else -ENOENT)
+ * @timeout_ms: how long to wait for another holder; < 0: as long as it takes
+ *
+ * At most one helper touches the pins at a time: an exclusive flock() on the
+ * directory, released only when the process exits. A holder may remove the
+ * directory (SHUTDOWN, --cleanup), and the lock of a removed directory
+ * protects nothing: then we lock the one at @pin_dir now.
+ *
+ * Return: the locked directory's fd, -ETIMEDOUT if another holder kept it
+ * for @timeout_ms, or another negative errno.
+ */
+int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms)
+{
+	long long deadline = timeout_ms < 0 ? -1 : dp_now_ms() + timeout_ms;
+	bool said = false;
+	int fd, err;
+
+	for (;;) {
+		if (create && mkdir(pin_dir, 0700) && errno != EEXIST)
+			return -errno;
+		fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		err = dp_flock(fd, pin_dir, deadline, &said);
+		if (!err && dp_same_dir(fd, pin_dir))
+			return fd;
+		close(fd);
+		if (err)
+			return err;
+		if (!create && access(pin_dir, F_OK))
+			return -ENOENT;
+	}
 }
 
 static struct xdp_flow_bpf *dp_try_open(const char *pin_dir)

@@ -6,13 +6,17 @@
  * The attach worker sends replies from its own thread on the same socket,
  * so every send holds send_lock. The helper also listens to the genl
  * controller's notifications, to notice when the family (the module) goes.
+ *
+ * Only the kernel may talk to the helper: the socket is connected to it from
+ * the start, so the kernel refuses other senders' unicasts to our port, and
+ * whatever arrives from a port other than 0 all the same (queued before the
+ * connect) is dropped unread.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
@@ -23,6 +27,8 @@
 #define SOCK_BUF_SIZE	(8 << 20)
 /* Whole entries per STATS attribute (nla_len is 16 bits). */
 #define STATS_PER_ATTR	((0xffff - NLA_HDRLEN) / sizeof(struct xdp_flow_stats))
+/* A flood of forged messages must not flood the kernel log. */
+#define FORGED_LOG_MAX	20
 
 struct genl {
 	struct nl_sock *sk;
@@ -141,6 +147,38 @@ static int on_ctrl(struct genl *g, struct nl_msg *msg)
 	return NL_STOP;
 }
 
+/**
+ * genl_from_kernel() - NL_CB_MSG_IN: drop what the kernel did not send
+ * @msg: a received message; libnl's recvmsgs() has set its source address
+ *	 (recvmsg()'s msg_name) before calling us
+ * @arg: unused
+ *
+ * Runs before any other callback (requests, acks, errors, the controller's
+ * notifications), so a forged SHUTDOWN, HELLO error or DELFAMILY never gets
+ * to them.
+ *
+ * Return: NL_OK for the kernel's messages, NL_SKIP for the others.
+ */
+int genl_from_kernel(struct nl_msg *msg, void *arg)
+{
+	static unsigned int nr_forged;
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	__u32 port = nlmsg_get_src(msg)->nl_pid;
+
+	(void)arg;
+	if (!port)
+		return NL_OK;
+	if (nr_forged < FORGED_LOG_MAX)
+		pr_err("ignored a message from port %u (cmd %u): not from the kernel",
+		       port, genlmsg_valid_hdr(nlh, 0) ?
+		       genlmsg_hdr(nlh)->cmd : 0);
+	else if (nr_forged == FORGED_LOG_MAX)
+		pr_err("further messages not from the kernel are not logged");
+	if (nr_forged <= FORGED_LOG_MAX)
+		nr_forged++;
+	return NL_SKIP;
+}
+
 static int on_msg(struct nl_msg *msg, void *arg)
 {
 	struct umh *u = arg;
@@ -216,8 +254,7 @@ static int send_hello(struct genl *g)
 		return err;
 	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, g->family, 0,
 			 NLM_F_ACK, XDP_FLOW_CMD_HELLO, XDP_FLOW_GENL_VERSION) ||
-	    nla_put_u32(msg, XDP_FLOW_ATTR_VERSION, XDP_FLOW_ABI_VERSION) ||
-	    nla_put_u32(msg, XDP_FLOW_ATTR_PID, getpid()))
+	    nla_put_u32(msg, XDP_FLOW_ATTR_VERSION, XDP_FLOW_ABI_VERSION))
 		goto out;
 	pthread_mutex_lock(&g->send_lock);
 	err = nl_send_auto(g->sk, msg);
@@ -226,6 +263,26 @@ static int send_hello(struct genl *g)
 out:
 	nlmsg_free(msg);
 	return err < 0 ? err : 0;
+}
+
+/**
+ * genl_connect_kernel() - let only the kernel send to @sk
+ * @sk: a connected libnl socket
+ *
+ * A connected netlink socket takes unicasts only from its peer: the kernel
+ * refuses (ECONNREFUSED) those of any other user socket. Multicast, the
+ * genl controller's notifications included, still arrives.
+ *
+ * Return: 0 or a negative errno.
+ */
+int genl_connect_kernel(struct nl_sock *sk)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+
+	if (connect(nl_socket_get_fd(sk), (struct sockaddr *)&kernel,
+		    sizeof(kernel)))
+		return -errno;
+	return 0;
 }
 
 static int genl_connect_family(struct genl *g)
@@ -238,6 +295,15 @@ static int genl_connect_family(struct genl *g)
 	err = genl_connect(g->sk);
 	if (err)
 		return err;
+	/* Before the first read: even the family's id is the kernel's word. */
+	err = genl_connect_kernel(g->sk);
+	if (err) {
+		pr_err("cannot connect the netlink socket to the kernel: %s",
+		       strerror(-err));
+		return err;
+	}
+	nl_socket_modify_cb(g->sk, NL_CB_MSG_IN, NL_CB_CUSTOM, genl_from_kernel,
+			    NULL);
 	/* The module's requests carry their own SEQ attribute. */
 	nl_socket_disable_seq_check(g->sk);
 	nl_socket_enable_msg_peek(g->sk);

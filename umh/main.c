@@ -2,16 +2,20 @@
 /*
  * xdp_flow_umh: the user-mode helper of xdp_flow.
  *
- * Started by the module with call_usermodehelper (no stdio, initial
- * namespaces, --log=kmsg), or by hand with --driver for tests. It loads the
- * XDP program (reusing the pinned maps of a previous instance), takes over
- * the pinned links, and serves the module's requests.
+ * Started by the module with call_usermodehelper (no file descriptors at
+ * all, initial namespaces, --log=kmsg), or by hand with --driver for tests.
+ * It loads the XDP program (reusing the pinned maps of a previous instance),
+ * takes over the pinned links, and serves the module's requests. With
+ * --cleanup it only removes what a helper that is gone left behind.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "umh.h"
@@ -20,9 +24,27 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: xdp_flow_umh [--log=stderr|kmsg] [--driver] [--no-pin] [-v]\n"
+		"       xdp_flow_umh --cleanup [--log=stderr|kmsg]\n"
 		"  --log=kmsg   log to /dev/kmsg (as started by the module)\n"
 		"  --driver     read requests as text lines on stdin (tests)\n"
-		"  --no-pin     do not pin (driver tests only)\n");
+		"  --no-pin     do not pin (driver tests only)\n"
+		"  --cleanup    detach the pinned links, remove every pin and the\n"
+		"               pin directory, and exit (no module needed)\n");
+}
+
+/*
+ * The module's helper starts with no descriptors at all: without this, the
+ * first socket or map would become fd 0-2, and a stray printf() would write
+ * into it.
+ */
+static void std_fds_open(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", O_RDWR) != fd)
+			_exit(127);	/* nowhere to say why */
 }
 
 int main(int argc, char **argv)
@@ -31,14 +53,19 @@ int main(int argc, char **argv)
 		{ "log", required_argument, NULL, 'l' },
 		{ "driver", no_argument, NULL, 'd' },
 		{ "no-pin", no_argument, NULL, 'n' },
+		{ "cleanup", no_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	enum log_dest dest = LOG_DEST_STDERR;
-	bool driver = false, pin = true, verbose = false;
+	bool driver = false, pin = true, verbose = false, cleanup = false;
 	struct umh u = {};
-	int c, ret = 1;
+	int c, ret = 1, lock_fd;
+
+	std_fds_open();
+	/* Exec'd as /proc/self/fd/N, the kernel names us "N". */
+	prctl(PR_SET_NAME, "xdp_flow_umh");
 
 	while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
 		switch (c) {
@@ -54,6 +81,9 @@ int main(int argc, char **argv)
 		case 'n':
 			pin = false;
 			break;
+		case 'c':
+			cleanup = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -64,9 +94,13 @@ int main(int argc, char **argv)
 			goto bad_usage;
 		}
 	}
+	if (cleanup && (driver || !pin))
+		goto bad_usage;
 	log_init(dest, verbose);
 	/* A REPLY to a module that went away must not kill us. */
 	signal(SIGPIPE, SIG_IGN);
+	if (cleanup)
+		return cleanup_run();
 
 	if (!driver && genl_check_family())
 		return 1;
@@ -74,6 +108,13 @@ int main(int argc, char **argv)
 		if (dp_mount_bpffs())
 			return 1;
 		u.pin_dir = XDP_FLOW_PIN_DIR;
+		/* Held (never closed) until we exit. */
+		lock_fd = dp_lock_pin_dir(u.pin_dir, true, -1);
+		if (lock_fd < 0) {
+			pr_err("cannot lock %s: %s", u.pin_dir,
+			       strerror(-lock_fd));
+			return 1;
+		}
 	}
 	u.skel = dp_open(u.pin_dir);
 	if (!u.skel)

@@ -31,7 +31,9 @@ void log_msg(int level, const char *fmt, ...)
 /* bpf.c: the XDP program and its maps */
 struct xdp_flow_bpf;
 
+bool dp_bpffs_mounted(void);
 int dp_mount_bpffs(void);
+int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms);
 struct xdp_flow_bpf *dp_open(const char *pin_dir);
 void dp_close(struct xdp_flow_bpf *skel);
 int dp_unpin(struct xdp_flow_bpf *skel, const char *pin_dir);
@@ -111,10 +113,18 @@ void umh_begin_replay(struct umh *u);
 void umh_handle(struct umh *u, const struct umh_request *req);
 
 /* genl.c and driver.c: the transports */
+struct nl_sock;
+struct nl_msg;
+
 int genl_check_family(void);
+int genl_connect_kernel(struct nl_sock *sk);
+int genl_from_kernel(struct nl_msg *msg, void *arg);
 int genl_run(struct umh *u);
 int driver_run(struct umh *u);
 int driver_parse_rule(char *args, struct xdp_flow_rule *r, char *msg,
 		      size_t len);
+
+/* cleanup.c: --cleanup, what a helper that is gone left behind */
+int cleanup_run(void);
 
 #endif /* _XDP_FLOW_UMH_H */

@@ -5,7 +5,10 @@
 #   test_prog      packet fixtures through BPF_PROG_TEST_RUN
 #   test_veth.sh   the helper driven directly, real packets over veth (with
 #                  each hook: XDP, and TC through tcx where the kernel has it)
-#   test_genl.sh   the generic netlink transport without a module
+#   test_genl.sh   the generic netlink transport without a module, and who
+#                  may send to the helper's socket (test_netlink)
+#   test_cleanup.sh  --cleanup, the pin directory's lock, and the helper
+#                  started as the module starts it (no fds 0-2)
 # Builds umh/ first. Exits non-zero if any test failed.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -48,4 +51,5 @@ else
 	echo "ok - test_veth.sh (tc hook) # SKIP kernel $kver has no tcx (6.6+)"
 fi
 [ -f "$HERE/test_genl.sh" ] && run test_genl.sh bash "$HERE/test_genl.sh"
+run test_cleanup.sh bash "$HERE/test_cleanup.sh"
 exit $rc

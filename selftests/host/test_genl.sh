@@ -3,10 +3,12 @@
 #
 # The helper as the module starts it (generic netlink, --log=kmsg), on a
 # host without the module: it must fail cleanly, say why in the kernel log,
-# and leave nothing behind. (With the module, see selftests/guest.)
+# and leave nothing behind. And test_netlink: only the kernel gets through
+# to the helper's socket. (With the module, see selftests/guest.)
 
 source "$(dirname "$0")/../lib.sh"
 
+HERE=$(cd "$(dirname "$0")" && pwd)
 UMH_BIN="$XF_ROOT/umh/xdp_flow_umh"
 
 require_root
@@ -49,5 +51,25 @@ timeout 5 "$UMH_BIN" --log=bogus </dev/null >/dev/null 2>&1
 [ $? -eq 2 ]
 check_err $? "bad option accepted"
 log_test "bad arguments: usage, exit status 2"
+
+# Forged messages, connect() and multicast, in a namespace of their own.
+if ! command -v ethtool >/dev/null; then
+	log_skip "only the kernel reaches the helper's socket" "no ethtool"
+	exit "$EXIT_STATUS"
+fi
+ns_cleanup_trap
+RET=0
+ns_create xfg &&
+	ip -n xfg link add xfg_v0 type veth peer name xfg_v1 &&
+	ip -n xfg link set dev xfg_v0 up
+check_err $? "cannot set up namespace xfg"
+err=$(mktemp /tmp/xfg.XXXXXX)
+ip netns exec xfg "$HERE/test_netlink" xfg_v0 2>"$err"
+check_err $? "test_netlink failed: $(cat "$err")"
+nr=$(grep -c "ignored a message from port [0-9]* (cmd 2): not from the kernel" "$err")
+[ "$nr" -eq 20 ] && grep -q "further messages not from the kernel are not logged" "$err"
+check_err $? "$nr lines for 25 forged messages, expected 20 and one more: $(cat "$err")"
+rm -f "$err"
+log_test "forged messages: the first 20 logged, then one line"
 
 exit "$EXIT_STATUS"
