@@ -6,7 +6,8 @@ CAP_NET_ADMIN: only the module's own checks stand in its way.
 
     impostor.py hello --pid VICTIM --stop FILE --out FILE.json
         Sends HELLO (with VICTIM in XDP_FLOW_ATTR_PID) to the kernel in a
-        tight loop until FILE exists, and writes what the kernel answered:
+        tight loop until FILE exists (FILE.json.ready once it started),
+        and writes what the kernel answered:
         {"pid": <own pid>, "sent": N, "accepted": N, "errors": {"EPERM": N}}
 
     impostor.py forge --port P [--port P...] [--rule FILE] --out FILE.json
@@ -192,6 +193,8 @@ def request(s, cmd, attrs):
 
 def do_hello(args):
     s = open_family()
+    # python starts slowly in an emulated guest: say when the loop begins
+    open(args.out + ".ready", "w").close()
     attrs = [["XDP_FLOW_ATTR_VERSION", P["abi"]],
              ["XDP_FLOW_ATTR_PID", args.pid]]
     sent = accepted = 0

@@ -46,10 +46,17 @@ trap cleanup EXIT
 # being restarted need the CPU more); sets IMP.
 impostor_start()
 {
-	rm -f "$TMP/stop" "$1"
+	rm -f "$TMP/stop" "$1" "$1.ready"
 	nice -n 10 "$XF_PYTHON" "$IMPOSTOR" hello --pid "$2" --stop "$TMP/stop" \
 		--out "$1" 2>"$1.err" &
 	IMP=$!
+	for _ in $(seq 600); do
+		[ -e "$1.ready" ] && return 0
+		proc_alive "$IMP" || break
+		sleep 0.1
+	done
+	xf_err "the impostor did not start: $(cat "$1.err")"
+	return 1
 }
 
 # impostor_stop <out>: stop the loop, wait for its summary.
@@ -139,6 +146,7 @@ if [ $RET -eq 0 ]; then
 fi
 if [ $RET -eq 0 ]; then
 	impostor_start "$TMP/gaveup.json" "$VICTIM"
+	check_err $? "the impostor did not start"
 	states=
 	for _ in $(seq 20); do
 		states+=" $(xf_helper_state)"
@@ -187,6 +195,7 @@ RET=0
 HELLOS_SENT=
 mark=$(dmesg_mark "test_25 kills")
 impostor_start "$TMP/kills.json" "$VICTIM"
+check_err $? "the impostor did not start"
 imp_pid=$IMP
 seen=" "
 bad_pid=

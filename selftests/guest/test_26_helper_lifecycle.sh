@@ -229,6 +229,7 @@ r = {"max_alive": 0, "crowd": [], "first": None, "first_seen": None,
      "first_gone": None, "first_helper": [], "running_at": None,
      "running_pid": None, "samples": 0}
 last_status = None
+open(out + ".ready", "w").close()
 while ms() < dur * 1000:
     now = ms()
     try:
@@ -269,7 +270,11 @@ EOF
 mark=$(dmesg_mark "test_26 slow helper")
 "$XF_PYTHON" "$TMP/sampler.py" "$TMP/pids" "$XF_CLI" 20 "$TMP/sampled.json" &
 sampler=$!
-sleep 0.5
+# python takes a while to start in an emulated guest
+for _ in $(seq 300); do
+	[ -e "$TMP/sampled.json.ready" ] && break
+	sleep 0.1
+done
 if [ $RET -eq 0 ]; then
 	xf_load umh_path="$wrapper"
 	check_err $? "insmod umh_path=$wrapper failed"
