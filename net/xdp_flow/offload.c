@@ -450,6 +450,15 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		err = xdp_flow_entry_install(entry, report);
 		if (!err)
 			return 0;
+		/* The helper went away meanwhile: as while it restarts, the
+		 * replay installs the rule.
+		 */
+		if ((err == -ESRCH || err == -ETIMEDOUT) &&
+		    xdp_flow_helper_state() == XDP_FLOW_HELPER_STARTING) {
+			if (report)
+				report->_msg = NULL;
+			return 0;
+		}
 		/* The helper refused it (a full table, say): keep it in
 		 * software, and keep what may match it out of XDP.
 		 */
