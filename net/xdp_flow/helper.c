@@ -331,6 +331,8 @@ unlock:
 	mutex_unlock(&xdp_flow_helper_lock);
 }
 
+static void xdp_flow_helper_broken(const char *why);
+
 static void xdp_flow_replay_work_fn(struct work_struct *work)
 {
 	int err = xdp_flow_helper.replay();
@@ -346,7 +348,7 @@ static void xdp_flow_replay_work_fn(struct work_struct *work)
  * Kills it (it may still be alive), fails what waits for it, and starts a
  * new one after the back-off. May be called under xdp_flow_lock.
  */
-void xdp_flow_helper_broken(const char *why)
+static void xdp_flow_helper_broken(const char *why)
 {
 	struct xdp_flow_helper *h = &xdp_flow_helper;
 	pid_t nr;

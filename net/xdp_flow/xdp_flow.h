@@ -211,7 +211,6 @@ void xdp_flow_helper_exit(void);
 int xdp_flow_helper_hello(u32 portid, u32 version,
 			  struct netlink_ext_ack *extack);
 int xdp_flow_helper_reply(struct genl_info *info);
-void xdp_flow_helper_broken(const char *why);
 u32 xdp_flow_helper_state(void);
 void xdp_flow_helper_status(u32 *state, pid_t *pid, u32 *restarts);
 int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
