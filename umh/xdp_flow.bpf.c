@@ -129,6 +129,32 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_rule_defs SEC(".maps");
 
+/*
+ * Mutants: test builds whose datapath is wrong on purpose, one fault each,
+ * that the differential test must catch (make -C umh mutants, run by
+ * selftests/guest/test_21_diff_mutants.sh). Never in a real build.
+ *   mask_dst    false match: IPv4 destinations masked one bit short
+ *   never_tcp   never-match: TCP frames always missed (TC then runs the
+ *               rules in software, with the same outcome: only counters
+ *               that tell hardware from software can see it)
+ *   prio_last   priority inversion: the last matching rule wins
+ *   count_path  wrong counter: rules that led here by goto not counted
+ *   vlan_tci    wrong rewrite byte: vlan push/modify flip a VID bit of
+ *               the tag's first byte
+ *   vlan_tpid   TPID confusion: vlan push/modify write 802.1Q whatever
+ *               the action asked (802.1ad)
+ */
+#ifdef XDP_FLOW_MUTANT_vlan_tci
+#define MUTANT_TCI(tci)		((tci) ^ 0x0100)
+#else
+#define MUTANT_TCI(tci)		(tci)
+#endif
+#ifdef XDP_FLOW_MUTANT_vlan_tpid
+#define MUTANT_TPID(proto)	((__be16)bpf_htons(ETH_P_8021Q))
+#else
+#define MUTANT_TPID(proto)	(proto)
+#endif
+
 /* A 16-bit length read from the packet, with its bounds made explicit:
  * the verifiers of 6.1 and 6.12 lose them across a byte swap, and then
  * refuse to add the length to a packet pointer.
@@ -389,18 +415,17 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
 		return 1;
 	m = &lc->list->masks[i];
 	/* Sorted by lowest order: no later mask holds a better rule. */
+#ifndef XDP_FLOW_MUTANT_prio_last
 	if (m->min_order > lc->best_order)
 		return 1;
+#endif
 
 	fk.mask_id = m->id;
 	fk.pad = 0;
 	mw = (__u64 *)&m->mask;
 	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
 		fw[j] = kw[j] & mw[j];
-#ifdef XDP_FLOW_TEST_BROKEN_MASK
-	/* A test build only (make -C umh broken): IPv4 destinations masked
-	 * one bit short, which the differential test must notice.
-	 */
+#ifdef XDP_FLOW_MUTANT_mask_dst
 	fk.key.ip_dst[0] &= ~bpf_htonl(1);
 #endif
 	id = bpf_map_lookup_elem(&xf_flows, &fk);
@@ -409,7 +434,11 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
 	rule = bpf_map_lookup_elem(&xf_rules, id);
 	if (!rule || !(rule->flags & XDP_FLOW_DP_F_VALID))
 		return 0;
+#ifdef XDP_FLOW_MUTANT_prio_last
+	if (lc->best < 0 || rule->order > lc->best_order) {
+#else
 	if (rule->order < lc->best_order) {
+#endif
 		lc->best = *id & 0x7fffffff;
 		lc->best_order = rule->order;
 	}
@@ -918,8 +947,8 @@ static __always_inline void vlan_modify(struct xdp_md *ctx,
 		return;		/* TC: no tag, nothing to modify */
 	tci = bpf_ntohs(h[7]);
 	tci = (tci & a->vlan.keep) | a->vlan.tci;
-	h[6] = a->vlan.proto;
-	h[7] = bpf_htons(tci);
+	h[6] = MUTANT_TPID(a->vlan.proto);
+	h[7] = bpf_htons(MUTANT_TCI(tci));
 }
 
 /* Finds the headers the way TC's pedit and csum actions will. */
@@ -1034,7 +1063,8 @@ __noinline int xdp_flow_act(struct xdp_md *ctx, const struct edit_layout *l,
 	case XDP_FLOW_ACTION_CSUM:
 		return xdp_flow_do_csum(ctx, l, a->csum_flags);
 	case XDP_FLOW_ACTION_VLAN_PUSH:
-		return vlan_push(ctx, a->vlan.proto, a->vlan.tci);
+		return vlan_push(ctx, MUTANT_TPID(a->vlan.proto),
+				 MUTANT_TCI(a->vlan.tci));
 	case XDP_FLOW_ACTION_VLAN_POP:
 		return vlan_pop(ctx);
 	case XDP_FLOW_ACTION_VLAN_MODIFY:
@@ -1113,6 +1143,10 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 	__u32 n = 0, hops;
 	int ret;
 
+#ifdef XDP_FLOW_MUTANT_never_tcp
+	if (key->ip_proto == IPPROTO_TCP && !key->ip_frag)
+		return XDP_PASS;
+#endif
 	for (hops = 0; hops <= XDP_FLOW_MAX_GOTOS; hops++) {
 		ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key);
 		if (ret < 0)
@@ -1165,11 +1199,13 @@ static __always_inline void flow_count(const struct flow_verdict *v,
 {
 	__u32 n;
 
+#ifndef XDP_FLOW_MUTANT_count_path
 	for (n = 0; n < XDP_FLOW_MAX_GOTOS; n++) {
 		if (n >= v->hops)
 			break;
 		count(v->path[n], tc_len);
 	}
+#endif
 	count(v->rule_id, tc_len);
 }
 
@@ -1256,7 +1292,8 @@ static __always_inline int tc_edit(struct __sk_buff *skb, __u32 rule_id)
 		a = &rule->actions[i];
 		switch (a->id) {
 		case XDP_FLOW_ACTION_VLAN_PUSH:
-			if (bpf_skb_vlan_push(skb, a->vlan.proto, a->vlan.tci))
+			if (bpf_skb_vlan_push(skb, MUTANT_TPID(a->vlan.proto),
+					      MUTANT_TCI(a->vlan.tci)))
 				return -1;
 			break;
 		case XDP_FLOW_ACTION_VLAN_POP:
@@ -1268,7 +1305,8 @@ static __always_inline int tc_edit(struct __sk_buff *skb, __u32 rule_id)
 				break;	/* TC: no tag, nothing to modify */
 			tci = (skb->vlan_tci & a->vlan.keep) | a->vlan.tci;
 			if (bpf_skb_vlan_pop(skb) ||
-			    bpf_skb_vlan_push(skb, a->vlan.proto, tci))
+			    bpf_skb_vlan_push(skb, MUTANT_TPID(a->vlan.proto),
+					      MUTANT_TCI(tci)))
 				return -1;
 			break;
 		}

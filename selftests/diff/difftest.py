@@ -10,9 +10,20 @@ generator namespace. A case is one lane's rule set: rules drawn from the
 flower vocabulary, frames aimed at them and around them, sent in two rounds
 with rule deletes and additions in between. For every frame the test
 records where it went on A and on B (out of which target with which bytes,
-up to the stack, or nowhere) and at the end every rule's counters; any
-difference is printed with the seed and a reproduction (the tc commands and
-the frame in hex).
+up to the stack, or nowhere) and after each round's plain frames and
+again after its odd ones (cut short, tunnels, IPv6 extension headers: frames
+XDP may rightly leave to TC) every rule's counters; any difference is
+printed with the seed and a reproduction (the tc commands and the frame in
+hex).
+
+Equal outcomes would also pass a datapath that does nothing, since TC runs
+in software whatever XDP leaves to it. So the run reads the hardware share
+of the counters too: a drop or lone redirect rule that is in_hw and that no
+rule still in software can shadow must not count a plain frame in software
+(a "software hit", failing like a difference), and the run fails when the
+share of final rules in_hw or of rule hits counted by XDP is below the
+floors given (--min-rules-hw, --min-xdp-packets). XF_DIFF_DEBUG=1 lists the
+plain frames of a round that had a software hit.
 
 Usage (root, in a guest or any throwaway kernel):
   difftest.py setup  [--lanes N]
@@ -20,7 +31,9 @@ Usage (root, in a guest or any throwaway kernel):
   difftest.py cleanup [--lanes N]
 The setup makes the devices; `run` expects the A devices already enabled
 (pass --enable 'xdp-flow enable dev {dev}' to have it done) and prints
-`cases N, differences D` last; it exits 1 when D > 0 or no case ran.
+`cases N, differences D, rules in_hw ...` last; it exits 1 when D > 0, a
+floor is not met or no case ran (--stop: after the first batch with a
+difference).
 """
 
 import argparse
@@ -204,13 +217,19 @@ class Frame:
         self.l4csum = False     # TCP/UDP/ICMPv6 checksums (else zero)
         self.cut = None         # truncate the frame (keeping the marker)
         self.raw_l3 = None      # bytes after the Ethernet/VLAN headers
+        # Drawn from the case's generator too: a seed gives the same bytes.
+        self.ip_id = rnd.getrandbits(16)
+        self.tcp_seq = rnd.getrandbits(32)
+        # A frame XDP may rightly leave to TC (it cannot parse it exactly):
+        # sent after the others, see run().
+        self.odd = False
 
     def l4(self, v6):
         p = self.proto
         pl = self.payload
         if p == 6:
             h = struct.pack("!HHIIBBHHH", self.sport, self.dport,
-                            random.getrandbits(32), 0, 5 << 4,
+                            self.tcp_seq, 0, 5 << 4,
                             self.tcp_flags & 0xff, 8192, 0, 0)
             h = h[:12] + struct.pack("!H", (5 << 12) |
                                      (self.tcp_flags & 0xfff)) + h[14:]
@@ -261,7 +280,7 @@ class Frame:
                 l4 = self.l4_csum(self.l4(False), False)
                 ihl = 5 + len(self.ip_opts) // 4
                 h = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, self.tos,
-                                ihl * 4 + len(l4), random.getrandbits(16),
+                                ihl * 4 + len(l4), self.ip_id,
                                 self.frag, self.ttl, self.proto, 0,
                                 ipaddress.IPv4Address(self.sip).packed,
                                 ipaddress.IPv4Address(self.dip).packed)
@@ -658,10 +677,12 @@ def perturb(rnd, f):
             ([(0x8100, 7)] if rnd.random() < 0.3 else [])
     elif r < 0.52:
         f.cut = rnd.randrange(14, 60)
+        f.odd = True
     elif r < 0.57:
         f.ip_opts = b"\x01\x01\x01\x00"
     elif r < 0.61:
         f.ip6_ext = True
+        f.odd = True
     elif r < 0.65:
         f.etype = rnd.choice([0x88B5, 0x0806, 0x86DD, 0x0800])
         if f.etype == 0x0800 and ":" in f.sip:
@@ -674,6 +695,28 @@ def perturb(rnd, f):
         f.tos = rnd.getrandbits(8)
         f.ttl = rnd.choice([1, 64, 255])
     return f
+
+
+def describe(f):
+    return "et %04x tags %s proto %s %s>%s frag %x opts %s cut %s tos %x ttl %d "\
+        "ports %d>%d flags %x icmp %s arp %s" % (
+            f.etype, [(hex(a), b) for a, b in f.tags], f.proto, f.sip, f.dip,
+            f.frag, f.ip_opts.hex(), f.cut, f.tos, f.ttl, f.sport, f.dport,
+            f.tcp_flags, f.icmp, f.arp if f.etype == 0x0806 else "")
+
+
+# IP protocols whose inner headers flower's dissector keys instead of the
+# outer ones (IPIP, IPv6 in IP, GRE, MPLS in IP): left to TC.
+TUNNELS = (4, 41, 47, 137)
+
+
+def is_odd(f):
+    """Frames the datapath may rightly leave to TC: cut short, IPv6
+    extension headers, tunnels, EtherTypes it does not parse, a third
+    tag."""
+    return f.odd or f.ip6_ext or len(f.tags) > 2 or \
+        f.etype not in (0x0800, 0x86DD, 0x0806) or \
+        (f.etype != 0x0806 and f.proto in TUNNELS)
 
 
 # ---------------------------------------------------------------- the run
@@ -758,7 +801,29 @@ class Sockets:
         return False
 
 
+class RuleStats:
+    """One rule's counters as `tc -s` shows them."""
+
+    def __init__(self, f):
+        opt = f["options"]
+        acts = opt.get("actions", [])
+        # act_csum takes no counts from drivers (it has no stats_update):
+        # with any offload its counters show only what TC ran itself.
+        # Compared without them.
+        self.acts = [(a.get("kind"), a.get("stats", {}).get("packets"),
+                      a.get("stats", {}).get("bytes"),
+                      a.get("stats", {}).get("drops"))
+                     for a in acts if a.get("kind") != "csum"]
+        self.in_hw = bool(opt.get("in_hw", False))
+        # The terminal action's share from hardware (here: XDP or the TC
+        # hook); iproute2 prints hw_packets only when it is not zero.
+        st = acts[-1].get("stats", {}) if acts else {}
+        self.packets = st.get("packets", 0) or 0
+        self.hw_packets = st.get("hw_packets", 0) or 0
+
+
 def read_stats(lanes):
+    """{(lane, side): {(chain, pref, handle): RuleStats}}"""
     lines = []
     for ln in lanes:
         for s in "AB":
@@ -784,21 +849,32 @@ def read_stats(lanes):
     for (ln, s), arr in zip([(ln, s) for ln in lanes for s in "AB"], arrays):
         st = {}
         for f in arr:
-            opt = f.get("options")
-            if not opt:
+            if not f.get("options"):
                 continue
-            key = (f.get("chain", 0), f["pref"], opt.get("handle"))
-            # act_csum takes no counts from drivers (it has no
-            # stats_update): with any offload its counters show only
-            # what TC ran itself. Compared without them.
-            st[key] = [(a.get("kind"), a.get("stats", {}).get("packets"),
-                        a.get("stats", {}).get("bytes"),
-                        a.get("stats", {}).get("drops"))
-                       for a in opt.get("actions", [])
-                       if a.get("kind") != "csum"]
-            st[key + ("hw",)] = opt.get("in_hw", False)
+            key = (f.get("chain", 0), f["pref"], f["options"].get("handle"))
+            st[key] = RuleStats(f)
         res[(ln.i, s)] = st
     return res
+
+
+def checked_in_sw(rule, key, stats):
+    """Whether XDP must have handled every plain frame that rule `rule`
+    (at `key`, in_hw) counted: a drop or a lone redirect (a redirect after
+    rewrites may meet a frame the datapath cannot rewrite exactly, and the
+    TC hook leaves pedit and csum to TC), that no rule still in software
+    can shadow: none before it in its chain, and for a rule reached by
+    goto none at all on the device."""
+    if rule is None or len(rule.actions) != 1:
+        return False
+    act = rule.actions[0]
+    if act != "drop" and not act.startswith("mirred egress redirect"):
+        return False
+    for k, rs in stats.items():
+        if rs.in_hw or k == key:
+            continue
+        if key[0] != 0 or (k[0] == 0 and k[1] <= key[1]):
+            return False
+    return True
 
 
 class Case:
@@ -849,6 +925,80 @@ class Case:
         return lines
 
 
+class Totals:
+    """What the run proves beyond equal outcomes: that XDP did the work."""
+
+    def __init__(self):
+        self.rules = 0          # rules on A after round 2
+        self.rules_hw = 0       # of which in_hw
+        self.packets = 0        # packets A's rules counted (terminal action)
+        self.hw_packets = 0     # of which counted by the datapath
+        self.sw_hits = 0        # plain frames in software on checked rules
+
+    @staticmethod
+    def pct(a, b):
+        return 100.0 * a / b if b else 0.0
+
+    def line(self):
+        return ("rules in_hw %.1f%% (%d/%d), packets by XDP %.1f%% (%d/%d), "
+                "software hits on in_hw rules %d" %
+                (self.pct(self.rules_hw, self.rules), self.rules_hw,
+                 self.rules, self.pct(self.hw_packets, self.packets),
+                 self.hw_packets, self.packets, self.sw_hits))
+
+
+def send_frames(socks, batch, rnd_i, pick, fid, frame_case, seen):
+    """Sends the frames of round rnd_i that pick() selects, to A and B
+    alike, interleaved across lanes. Returns (the last frame id, sent)."""
+    sent = 0
+    for c in batch:
+        for f in c.frames[rnd_i]:
+            if not pick(f):
+                continue
+            fid += 1
+            sent += 1
+            b = f.build(MAGIC + struct.pack("!I", fid))
+            frame_case[fid] = (c, rnd_i, b)
+            for s in "AB":
+                try:
+                    socks.send[(c.lane.i, s)].send(b)
+                except OSError as e:
+                    seen.setdefault((fid, s), []).append(
+                        ("send-error", str(e.errno).encode()))
+    return fid, sent
+
+
+def compare_stats(c, stats, when, plain, prev_sw, last, diffs, tot):
+    """Counters of A and B after a phase, and (after the plain frames)
+    whether a rule XDP had to handle counted any in software."""
+    sa, sb = stats[(c.lane.i, "A")], stats[(c.lane.i, "B")]
+    for key in sorted(set(sa) | set(sb), key=str):
+        ca = sa[key].acts if key in sa else None
+        cb = sb[key].acts if key in sb else None
+        if ca != cb:
+            diffs.append("%s: counters of chain %s pref %s handle %s: "
+                         "A %s (in_hw %s), B %s" %
+                         (when, key[0], key[1], key[2], ca,
+                          sa[key].in_hw if key in sa else None, cb))
+    rules = {(r.chain, r.prio, r.handle): r for r in c.rules + c.adds}
+    for key, rs in sa.items():
+        sw = rs.packets - rs.hw_packets
+        if plain and rs.in_hw and sw > prev_sw.get(key, 0) and \
+                checked_in_sw(rules.get(key), key, sa):
+            n = sw - prev_sw.get(key, 0)
+            tot.sw_hits += n
+            diffs.append("%s: chain %s pref %s handle %s (in_hw, %s) counted "
+                         "%d frame(s) in software that XDP had to handle" %
+                         (when, key[0], key[1], key[2],
+                          rules[key].actions[0], n))
+            if os.environ.get("XF_DIFF_DEBUG"):
+                for f in c.frames[int(when.split()[1][0]) - 1]:
+                    if not is_odd(f):
+                        diffs.append("  frame %s" % describe(f))
+        prev_sw[key] = sw
+        last[key] = rs
+
+
 def run(args):
     lanes = lanes_of(args.lanes)
     vocab = set(args.vocab.split(",")) if args.vocab else set()
@@ -862,6 +1012,7 @@ def run(args):
     shown = 0
     it = 0
     fates = {}
+    tot = Totals()
     while ncases < args.cases:
         batch = []
         for ln in lanes:
@@ -882,6 +1033,10 @@ def run(args):
         seen = {}
         frame_case = {}
         tc_err = {}
+        diffs = {c.n: [] for c in batch}
+        prev_sw = {c.n: {} for c in batch}
+        last = {c.n: {} for c in batch}
+        final = {}
         for rnd_i in (0, 1):
             cmds, owner = [], []
             for c in batch:
@@ -903,58 +1058,49 @@ def run(args):
                     failed.add(int(m.group(1)) - 1)
             for i, (n, s) in enumerate(owner):
                 tc_err[(n, rnd_i, s)].append(i not in failed)
-            # the frames, to A and B alike, interleaved across lanes
-            for c in batch:
-                for f in c.frames[rnd_i]:
-                    fid += 1
-                    b = f.build(MAGIC + struct.pack("!I", fid))
-                    frame_case[fid] = (c, rnd_i, b)
-                    for s in "AB":
-                        try:
-                            socks.send[(c.lane.i, s)].send(b)
-                        except OSError as e:
-                            seen.setdefault((fid, s), []).append(
-                                ("send-error", str(e.errno).encode()))
-            if not socks.drain(args.quiet_ms, 20, seen):
-                print("# frames still arriving after 20 s", flush=True)
-        stats = read_stats([c.lane for c in batch])
+            # Plain frames first, then the odd ones: after the plain ones
+            # no rule XDP must handle may have counted in software.
+            for plain, pick in ((True, lambda f: not is_odd(f)),
+                                (False, is_odd)):
+                fid, sent = send_frames(socks, batch, rnd_i, pick, fid,
+                                        frame_case, seen)
+                if not sent and not plain:
+                    continue
+                if not socks.drain(args.quiet_ms, 20, seen):
+                    print("# frames still arriving after 20 s", flush=True)
+                stats = read_stats([c.lane for c in batch])
+                when = "round %d, %s frames" % (rnd_i + 1,
+                                                "plain" if plain else "odd")
+                for c in batch:
+                    compare_stats(c, stats, when, plain, prev_sw[c.n],
+                                  last[c.n], diffs[c.n], tot)
+                    final[c.n] = stats[(c.lane.i, "A")]
         # compare
         for c in batch:
-            diffs = []
             for rnd_i in (0, 1):
                 if tc_err[(c.n, rnd_i, "A")] != tc_err[(c.n, rnd_i, "B")]:
-                    diffs.append("round %d: tc accepted %s on A, %s on B" %
-                                 (rnd_i + 1, tc_err[(c.n, rnd_i, "A")],
-                                  tc_err[(c.n, rnd_i, "B")]))
+                    diffs[c.n].append(
+                        "round %d: tc accepted %s on A, %s on B" %
+                        (rnd_i + 1, tc_err[(c.n, rnd_i, "A")],
+                         tc_err[(c.n, rnd_i, "B")]))
             for f_id, (fc, rnd_i, b) in frame_case.items():
                 if fc is not c:
                     continue
                 a = sorted(seen.get((f_id, "A"), []))
                 bb = sorted(seen.get((f_id, "B"), []))
                 if a != bb:
-                    diffs.append("round %d frame %s: A %s, B %s" % (
+                    diffs[c.n].append("round %d frame %s: A %s, B %s" % (
                         rnd_i + 1, b.hex(), fmt_seen(a), fmt_seen(bb)))
-            for f_id, (fc, rnd_i, b) in frame_case.items():
-                if fc is c:
-                    where = seen.get((f_id, "A"), [])
-                    for w in set(x[0] for x in where) or ["nowhere"]:
-                        fates[w] = fates.get(w, 0) + 1
-            sa, sb = stats[(c.lane.i, "A")], stats[(c.lane.i, "B")]
-            for key in sa:
-                if len(key) == 4 and sa[key]:
-                    fates["rules in_hw"] = fates.get("rules in_hw", 0) + 1
-                elif len(key) == 3:
-                    fates["rules"] = fates.get("rules", 0) + 1
-            for key in sorted(set(sa) | set(sb), key=str):
-                if len(key) == 4:
-                    continue
-                if sa.get(key) != sb.get(key):
-                    diffs.append("counters of chain %s pref %s handle %s: "
-                                 "A %s (in_hw %s), B %s" %
-                                 (key[0], key[1], key[2], sa.get(key),
-                                  sa.get(key + ("hw",)), sb.get(key)))
+                where = seen.get((f_id, "A"), [])
+                for w in set(x[0] for x in where) or ["nowhere"]:
+                    fates[w] = fates.get(w, 0) + 1
+            tot.rules += len(final[c.n])
+            tot.rules_hw += sum(1 for rs in final[c.n].values() if rs.in_hw)
+            for rs in last[c.n].values():
+                tot.packets += rs.packets
+                tot.hw_packets += rs.hw_packets
             ncases += 1
-            if diffs:
+            if diffs[c.n]:
                 ndiff += 1
                 if shown < args.show:
                     shown += 1
@@ -963,18 +1109,27 @@ def run(args):
                           "--cases 1" % (c.n, args.seed, args.seed, c.n))
                     for line in c.repro("DEV", ["OUT1", "OUT2"]):
                         print("#   " + line)
-                    for d in diffs[:12]:
+                    for d in diffs[c.n][:40]:
                         print("#   " + d)
                     sys.stdout.flush()
         it += 1
         if args.progress and it % args.progress == 0:
             print("# %d cases, %d with differences, %.0f s" %
                   (ncases, ndiff, time.monotonic() - t0), flush=True)
+        if args.stop and ndiff:
+            break
     print("# frames on A by fate: " + ", ".join(
         "%s %d" % kv for kv in sorted(fates.items())))
-    print("cases %d, differences %d (seed %d, %.0f s)" %
-          (ncases, ndiff, args.seed, time.monotonic() - t0))
-    return 1 if ndiff or not ncases else 0
+    low = []
+    if tot.pct(tot.rules_hw, tot.rules) < args.min_rules_hw:
+        low.append("rules in_hw below %g%%" % args.min_rules_hw)
+    if tot.pct(tot.hw_packets, tot.packets) < args.min_xdp_packets:
+        low.append("packets by XDP below %g%%" % args.min_xdp_packets)
+    for x in low:
+        print("# FLOOR: " + x)
+    print("cases %d, differences %d, %s (seed %d, %.0f s)" %
+          (ncases, ndiff, tot.line(), args.seed, time.monotonic() - t0))
+    return 1 if ndiff or low or not ncases else 0
 
 
 def fmt_seen(lst):
@@ -1000,6 +1155,13 @@ def main():
     ap.add_argument("--show", type=int, default=5,
                     help="print this many differing cases")
     ap.add_argument("--progress", type=int, default=0)
+    ap.add_argument("--stop", action="store_true",
+                    help="stop after the first batch with a difference")
+    ap.add_argument("--min-rules-hw", type=float, default=0,
+                    help="fail below this share (%%) of final rules in_hw")
+    ap.add_argument("--min-xdp-packets", type=float, default=0,
+                    help="fail below this share (%%) of rule hits counted "
+                    "by XDP")
     args = ap.parse_args()
     if args.what == "setup":
         setup(args.lanes)

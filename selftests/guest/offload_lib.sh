@@ -390,6 +390,37 @@ diff_setup()
 	return $RET
 }
 
+# The floors of the differential test, per hook: the share of final rules
+# in_hw and of rule hits counted by the datapath that test_20's vocabulary
+# reaches, less a margin (XF_DIFF_MIN_HW, XF_DIFF_MIN_XDP override them).
+diff_floors()
+{
+	case $1 in
+	xdp) echo "${XF_DIFF_MIN_HW:-85} ${XF_DIFF_MIN_XDP:-45}" ;;
+	*) echo "${XF_DIFF_MIN_HW:-75} ${XF_DIFF_MIN_XDP:-38}" ;;
+	esac
+}
+
+# diff_run <hook> [difftest.py run args]: a differential run on the lanes
+# of diff_setup, with the floors of <hook> (xdp or tc: the hook the A
+# devices got). Its output goes to the log as diagnostics; DIFF_LAST is
+# its last line ("cases N, differences D, rules in_hw ..."). Returns
+# difftest.py's status (0: no difference, no software hit, floors met).
+diff_run()
+{
+	local hook=$1 floors out rc
+
+	shift
+	read -r -a floors <<<"$(diff_floors "$hook")"
+	out=$(python3 "$XF_ROOT/selftests/diff/difftest.py" run \
+		--lanes "$LANES" --min-rules-hw "${floors[0]}" \
+		--min-xdp-packets "${floors[1]}" "$@" 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# /; s/^# # /# /'
+	DIFF_LAST=$(echo "$out" | tail -n 1)
+	return $rc
+}
+
 # diff_cleanup <lanes>: for the EXIT trap of the differential tests.
 diff_cleanup()
 {

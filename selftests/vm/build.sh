@@ -53,9 +53,9 @@ build_user() {
 	if [ -f "$XF_TOP/umh/Makefile" ]; then
 		run_make "user space: umh" "$logdir/umh.log" -C "$XF_TOP" -j"$JOBS" umh ||
 			failed=1
-		# the deliberately broken datapath of test_21_diff_broken
-		run_make "user space: umh (broken test build)" \
-			"$logdir/umh-broken.log" -C "$XF_TOP/umh" -j"$JOBS" broken ||
+		# the deliberately wrong datapaths of test_21_diff_mutants
+		run_make "user space: umh (mutant test builds)" \
+			"$logdir/umh-mutants.log" -C "$XF_TOP/umh" -j"$JOBS" mutants ||
 			failed=1
 	else
 		msg "umh/Makefile does not exist (yet): helper not built"
