@@ -20,6 +20,7 @@
 #include <linux/xarray.h>
 #include <net/flow_offload.h>
 #include <net/net_namespace.h>
+#include <net/netfilter/nf_tables.h>
 #include <net/pkt_cls.h>
 #include <net/sch_generic.h>
 
@@ -680,15 +681,34 @@ static void xdp_flow_block_release(void *cb_priv)
 	kfree(b);
 }
 
+/*
+ * The flow block a bind or unbind is about. flow_indr_dev_register()
+ * replays the binds of the blocks that exist when the module registers
+ * with a bare struct flow_block_offload: command and binder type only, no
+ * block. @data is then what the binder passed as its own: TC's block
+ * (with a qdisc) or an nftables base chain (without one).
+ */
+static struct flow_block *xdp_flow_bo_block(struct Qdisc *sch,
+					    struct flow_block_offload *bo,
+					    void *data)
+{
+	if (bo->block)
+		return bo->block;
+	if (sch)
+		return &((struct tcf_block *)data)->flow_block;
+	return &((struct nft_base_chain *)data)->flow_block;
+}
+
 static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 			       struct flow_block_offload *bo, void *data,
 			       void (*cleanup)(struct flow_block_cb *block_cb))
 {
+	struct flow_block *block = xdp_flow_bo_block(sch, bo, data);
 	struct flow_block_cb *block_cb;
 	struct xdp_flow_binding *b;
 
 	mutex_lock(&xdp_flow_lock);
-	b = xdp_flow_binding_find(dev, bo->block);
+	b = xdp_flow_binding_find(dev, block);
 	mutex_unlock(&xdp_flow_lock);
 	if (b)
 		return -EBUSY;
@@ -702,7 +722,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	}
 	b->dev = dev;
 	b->ifindex = dev->ifindex;
-	b->block = bo->block;
+	b->block = block;
 	INIT_LIST_HEAD(&b->entries);
 	INIT_LIST_HEAD(&b->masks);
 	/* TC binds through a qdisc; nftables through a chain, without one. */

@@ -94,4 +94,25 @@ check_err $? "packets reached veth_c despite the redirect"
 check_err $? "veth_b received more than the $N redirected packets"
 log_test "after unload the rules work in software (no longer in_hw, drop and redirect)"
 
+# Loading again, the module binds to the blocks that exist (the kernel
+# replays their binds); their rules were never offered to it, so enabling
+# is refused until the qdisc is made anew. Deleting the qdisc must unbind
+# that replayed binding: it used to stay behind, its block freed, and the
+# next unload walked the freed block (list corruption, kernel BUG).
+RET=0
+xf_load && xf_wait_helper 20
+check_err $? "the module did not load again"
+"$XF_CLI" enable dev veth0 hook "$XF_HOOK" 2>/dev/null
+check_fail $? "enable succeeded on a device whose rules predate the module"
+tc qdisc del dev veth0 clsact
+check_err $? "cannot delete veth0's clsact"
+xf_enable_veth0
+check_err $? "enable refused after the qdisc that predated the module went"
+tc filter add dev veth0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop &&
+	[ "$(tc_hw_state "" veth0 1)" = in_hw ]
+check_err $? "a rule on the new qdisc is not in_hw"
+xf_unload
+check_err $? "rmmod failed"
+log_test "a block bound when the module loaded is unbound when its qdisc goes"
+
 exit $EXIT_STATUS
