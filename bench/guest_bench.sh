@@ -1718,7 +1718,7 @@ done
 		echo "not measured / remarks:"
 		sed 's/^/  /' "$NOTES"
 	fi
-	bad=$(dmesg | grep -E '\bWARNING\b|\bBUG\b|Oops|Call Trace' | head -n 5)
+	bad=$(dmesg | kernel_bad | head -n 5)
 	[ -z "$bad" ] || { echo ""; echo "kernel log warnings:"; echo "$bad" | sed 's/^/  /'; }
 	echo ""
 	echo "guest time $((SECONDS - START)) s; $NMEAS figures in $CSV"

@@ -124,6 +124,18 @@ require_root()
 	fi
 }
 
+# The kernel log lines every test fails on, in one place (grep -E):
+# warnings, BUGs, oopses and their traces, refcount_t and sanitizer
+# reports, lockdep's circular dependencies, RCU stalls, hung tasks.
+XF_KERNEL_BAD_RE='\bWARNING\b|\bBUG\b|Oops|Call Trace|general protection|refcount_t|KASAN|UBSAN|possible circular locking|detected stalls? on CPU|self-detected stall|blocked for more than'
+
+# kernel_bad: the lines of stdin (a kernel log) that XF_KERNEL_BAD_RE
+# matches; status 0 when there are any.
+kernel_bad()
+{
+	grep -E "$XF_KERNEL_BAD_RE"
+}
+
 # dmesg_mark [label]: write a unique line (with the label) into the kernel
 # log and print it, for dmesg_since. A line count is no mark: once the ring
 # buffer is full, every new line pushes an old one out and the count stops

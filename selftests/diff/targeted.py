@@ -415,8 +415,9 @@ def tc_kinds(actions):
                    for a in actions.split(" action ")])
 
 
-# The hook the rig's devices were enabled with (selftests/guest/run.sh).
-HOOK = os.environ.get("XF_HOOK", "xdp")
+# The hook the rig's devices got: xdp or tc (XF_DEV_HOOK, from xdp-flow
+# status; XF_HOOK may say auto).
+HOOK = os.environ.get("XF_DEV_HOOK") or os.environ.get("XF_HOOK", "xdp")
 
 
 def action_case(rig, name, kind, proto, matches, actions, change, out):

@@ -173,8 +173,9 @@ xf_dev_state()
 }
 
 # The hook the tests enable offload with (xdp, tc or auto): XF_HOOK, by
-# default xdp; run.sh runs the hook-neutral tests again with tc.
-XF_HOOK=${XF_HOOK:-xdp}
+# default auto (what users get); run.sh runs some tests again with the
+# other hook.
+XF_HOOK=${XF_HOOK:-auto}
 
 # xf_enable_dev <dev> [args]: xdp-flow enable dev <dev> hook $XF_HOOK [args].
 xf_enable_dev()
@@ -294,7 +295,7 @@ warm_neighbours()
 # dmesg_bad_since <mark>: kernel warnings since the mark.
 dmesg_bad_since()
 {
-	dmesg_since "$1" | grep -E 'WARNING|BUG|Oops|general protection|refcount_t'
+	dmesg_since "$1" | kernel_bad
 }
 
 # helper_pids: pids of helper processes (the helper names itself
@@ -419,6 +420,26 @@ diff_run()
 	echo "$out" | sed 's/^/# /; s/^# # /# /'
 	DIFF_LAST=$(echo "$out" | tail -n 1)
 	return $rc
+}
+
+# diff_reload <description> [module params]: the module again (with
+# other parameters, such as another build of the helper), on the lanes of
+# diff_setup, the A devices enabled again. Returns non-zero on failure.
+diff_reload()
+{
+	local i
+
+	xf_unload || return 1
+	xf_load "${@:2}" || return 1
+	xf_wait_helper 20 || { xf_err "$1: the helper did not come up"; return 1; }
+	for ((i = 0; i < LANES; i++)); do
+		# A module offered no rule of a block bound before it loaded:
+		# a fresh clsact (difftest.py makes one per batch anyway).
+		tc qdisc del dev "xda$i" clsact 2>/dev/null
+		xf_enable_dev "xda$i" && wait_dev_attached "xda$i" 20 &&
+			tc qdisc add dev "xda$i" clsact ||
+			{ xf_err "$1: cannot enable xda$i"; return 1; }
+	done
 }
 
 # diff_cleanup <lanes>: for the EXIT trap of the differential tests.

@@ -52,17 +52,18 @@ check_err $? "the rule shows $st, not in_hw"
 st=$(xf_dev_state veth0)
 [ "$st" = attached ] && xf_dp_linked veth0
 check_err $? "veth0 is $st after tc filter add returned, not attached"
-if [ "$XF_HOOK" = xdp ]; then
+hook=$(xf_dev_hook veth0)
+if [ "$hook" = xdp ]; then
 	ip link show dev veth0 | grep -q 'prog/xdp ' &&
 		[ "$(ip -j link show dev veth0 | jq '.[0].xdp.mode')" = 1 ]
 	check_err $? "no native XDP program on veth0"
 else
 	[ "$(xdp_prog_id "" veth0)" = 0 ]
-	check_err $? "an XDP program on veth0 with hook $XF_HOOK"
+	check_err $? "an XDP program on veth0 with hook $hook"
 	tc filter show dev veth0 ingress | grep -q bpf
 	check_fail $? "the tc hook shows in tc filter show"
 fi
-log_test "flower dst_ip 10.0.2.1 action drop is in_hw; the datapath ($XF_HOOK) attached before tc returned"
+log_test "flower dst_ip 10.0.2.1 action drop is in_hw; the datapath (hook $XF_HOOK: $hook) attached before tc returned"
 
 RET=0
 b0=$(udp_count xfb veth_b)

@@ -79,7 +79,7 @@ n=$("$XF_CLI" -j show dev veth0 | jq '[.[] | select(.software == false)] | lengt
 check_err $? "xdp-flow show lists $n offloaded rules, not 2"
 [ "$(tc_hw_state "" veth0 1)" = in_hw ] && [ "$(tc_hw_state "" veth0 2)" = in_hw ]
 check_err $? "the rules are no longer in_hw"
-xf_dp_linked veth0 && { [ "$XF_HOOK" != xdp ] || [ "$(xdp_prog_id "" veth0)" != 0 ]; }
+xf_dp_linked veth0 && { [ "$(xf_dev_hook veth0)" != xdp ] || [ "$(xdp_prog_id "" veth0)" != 0 ]; }
 check_err $? "veth0 lost its datapath (XDP program was $prog)"
 log_test "after the restart both rules are back in XDP"
 

@@ -14,4 +14,4 @@ source "$XF_ROOT/selftests/guest/offload_lib.sh"
 trap 'diff_cleanup 1' EXIT
 
 diff_setup 1 "module, helper" || exit 1
-python3 "$XF_ROOT/selftests/diff/targeted.py"
+XF_DEV_HOOK=$(xf_dev_hook xda0) python3 "$XF_ROOT/selftests/diff/targeted.py"

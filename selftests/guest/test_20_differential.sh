@@ -17,14 +17,14 @@
 #    software.
 # The floors are what the vocabulary reaches with each hook, less a margin.
 #
-# Env: XF_DIFF_CASES (default 2000), XF_DIFF_SEED (default 1),
+# Env: XF_DIFF_CASES (default 1000), XF_DIFF_SEED (default 1),
 #      XF_DIFF_LANES (default 8), XF_DIFF_MIN_HW, XF_DIFF_MIN_XDP
 
 source "$XF_ROOT/selftests/lib.sh"
 source "$XF_ROOT/selftests/guest/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
-CASES=${XF_DIFF_CASES:-2000}
+CASES=${XF_DIFF_CASES:-1000}
 SEED=${XF_DIFF_SEED:-1}
 LANES=${XF_DIFF_LANES:-8}
 

@@ -1,48 +1,65 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The differential test catches a wrong datapath: with the helper's test
-# build whose XDP program masks IPv4 destinations one bit short
-# (umh/xdp_flow_umh_broken, make -C umh broken), a short differential run
-# must report differences, and print a reproduction of them.
+# The differential test catches a wrong datapath. umh/Makefile's mutants
+# (make -C umh mutants; the faults are listed in umh/xdp_flow.bpf.c) are
+# builds of the helper whose XDP program is wrong in one way each: a false
+# match, a never-match, a priority inversion, a wrong counter, a wrong
+# rewrite byte, a VLAN TPID confusion. The good build runs first, on the
+# cases every mutant may run (test_20's vocabulary, this seed), with no
+# difference as the control; then each mutant in turn, until its first
+# difference or software hit, which it must have within those cases.
 #
-# Env: XF_DIFF_SEED (default 1)
+# Env: XF_DIFF_SEED (default 1), XF_MUTANT_CASES (default 200),
+#      XF_MUTANTS (default: all built)
 
 source "$XF_ROOT/selftests/lib.sh"
 source "$XF_ROOT/selftests/guest/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
-CASES=160
+CASES=${XF_MUTANT_CASES:-200}
 LANES=8
 SEED=${XF_DIFF_SEED:-1}
-DIFF="python3 $XF_ROOT/selftests/diff/difftest.py"
-# The vocabulary is pinned: the cases a seed draws depend on it, and with
-# this one seed 1 crosses the wrong bit in 6 of 160 cases (5 while VLAN
-# rules stayed in software on veth). (With goto added to it, the first 160
-# cases of seed 1 happened to cross it in none.)
-VOCAB=tcp_flags,icmp,ip_tos,ip_ttl,ip_flags,arp,rewrite
-BROKEN=$XF_ROOT/umh/xdp_flow_umh_broken
+MUTANTS=${XF_MUTANTS:-mask_dst never_tcp prio_last count_path vlan_tci vlan_tpid}
 
 trap 'diff_cleanup "$LANES"' EXIT
 
 RET=0
-[ -x "$BROKEN" ]
-check_err $? "no broken test build at $BROKEN (make -C umh broken)"
-log_test "the broken test build exists"
+missing=
+for m in $MUTANTS; do
+	[ -x "$XF_ROOT/umh/xdp_flow_umh_mutant_$m" ] || missing="$missing $m"
+done
+[ -z "$missing" ]
+check_err $? "mutant builds missing (make -C umh mutants):$missing"
+log_test "the mutant builds exist: $MUTANTS"
 [ $RET -eq 0 ] || exit 1
-diff_setup "$LANES" "module with the broken helper" umh_path="$BROKEN" || exit 1
+
+diff_setup "$LANES" "module with the good helper (the control)" || exit 1
+hook=$(xf_dev_hook xda0)
 
 RET=0
-out=$($DIFF run --lanes "$LANES" --seed "$SEED" --cases $CASES --show 1 \
-	--vocab "$VOCAB" 2>&1)
-rc=$?
-echo "$out" | sed 's/^/# /; s/^# # /# /'
-last=$(echo "$out" | tail -n 1)
-[ $rc -eq 1 ] && [[ "$last" =~ ^cases\ $CASES,\ differences\ [1-9] ]]
-check_err $? "the differential test did not notice the broken datapath: $last"
-echo "$out" | grep -q "DIFFERENCE in case .* reproduce with" &&
-	echo "$out" | grep -q "tc filter add dev DEV"
-check_err $? "no reproduction printed"
-log_test "a datapath that masks IPv4 destinations one bit short is caught ($last)"
+diff_run "$hook" --seed "$SEED" --cases "$CASES"
+check_err $? "the control run failed: $DIFF_LAST"
+log_test "control: the good build, $CASES cases (seed $SEED, hook $XF_HOOK: $hook): $DIFF_LAST"
+
+caught=0
+for m in $MUTANTS; do
+	RET=0
+	diff_reload "mutant $m" umh_path="$XF_ROOT/umh/xdp_flow_umh_mutant_$m"
+	check_err $? "cannot load the module with mutant $m"
+	if [ $RET -eq 0 ]; then
+		diff_run "$hook" --seed "$SEED" --cases "$CASES" --stop --show 1
+		[[ "$DIFF_LAST" =~ ^cases\ [0-9]+,\ differences\ [1-9] ]]
+		check_err $? "mutant $m was not caught in $CASES cases: $DIFF_LAST"
+	fi
+	[ $RET -eq 0 ] && caught=$((caught + 1))
+	log_test "mutant $m caught (hook $hook): ${DIFF_LAST%% (seed*}"
+done
+
+RET=0
+n=$(echo $MUTANTS | wc -w)
+[ "$caught" -eq "$n" ]
+check_err $? "only $caught of $n mutants caught"
+log_test "mutants caught: $caught/$n (hook $XF_HOOK: $hook)"
 
 exit $EXIT_STATUS

@@ -42,7 +42,7 @@ for _ in $(seq 20); do
 done
 grep -q "xdp_flow_umh: generic netlink family xdp_flow not found" <<<"$out"
 check_err $? "no line in the kernel log"
-! grep -qE '\bWARNING\b|\bBUG\b' <<<"$out"
+! kernel_bad <<<"$out" >/dev/null
 check_err $? "the kernel log shows words the guest tests fail on"
 log_test "--log=kmsg writes its lines to the kernel log"
 

@@ -17,8 +17,7 @@
 #      XF_GUEST_CPUS     guest CPUs (default 2)
 #      XF_VNG_OPTS       extra vng options (word-split)
 #      XF_RESULTS        results folder shared with the guest
-#      XF_FILTER, XF_TEST_TIMEOUT, XF_HELPER_WAIT, XF_VERBOSE, CI,
-#      XF_DIFF_CASES, XF_DIFF_SEED, XF_DIFF_LANES, XF_BENCH_QUICK: passed
+#      CI and the tests' XF_* knobs (XF_FILTER, XF_DIFF_CASES, ...): passed
 #      into the guest
 
 set -uo pipefail
@@ -72,8 +71,12 @@ trap 'rm -f "$script" "$started"' EXIT
 	echo ": > $(q "$started")"
 	echo "export XF_SERIES=$(q "$series") XF_RESULTS=$(q "$results")" \
 	     "XF_ROOT=$(q "$XF_TOP") XF_KVER=$(q "$KVER")"
-	for v in XF_FILTER XF_TEST_TIMEOUT XF_HELPER_WAIT XF_VERBOSE CI \
-		 XF_DIFF_CASES XF_DIFF_SEED XF_DIFF_LANES XF_BENCH_QUICK; do
+	# CI, and every XF_* knob of the tests (XF_FILTER, XF_DIFF_CASES, ...)
+	# but those set above and the host's own paths.
+	for v in CI $(compgen -e XF_); do
+		case $v in
+		XF_SERIES|XF_RESULTS|XF_ROOT|XF_KVER|XF_TOP|XF_KO|XF_UMH|XF_CLI) continue ;;
+		esac
 		[ -n "${!v+x}" ] && echo "export $v=$(q "${!v}")"
 	done
 	echo "cd $(q "$XF_TOP") || exit 125"
