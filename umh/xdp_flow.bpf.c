@@ -141,8 +141,8 @@ struct {
  *   count_path  wrong counter: rules that led here by goto not counted
  *   vlan_tci    wrong rewrite byte: vlan push/modify flip a VID bit of
  *               the tag's first byte
- *   vlan_tpid   TPID confusion: vlan push/modify write 802.1Q whatever
- *               the action asked (802.1ad)
+ *   vlan_tpid   TPID confusion: vlan push/modify write 802.1ad where
+ *               the action asked for 802.1Q, and 802.1Q for 802.1ad
  */
 #ifdef XDP_FLOW_MUTANT_vlan_tci
 #define MUTANT_TCI(tci)		((tci) ^ 0x0100)
@@ -150,7 +150,9 @@ struct {
 #define MUTANT_TCI(tci)		(tci)
 #endif
 #ifdef XDP_FLOW_MUTANT_vlan_tpid
-#define MUTANT_TPID(proto)	((__be16)bpf_htons(ETH_P_8021Q))
+#define MUTANT_TPID(proto)	((proto) == bpf_htons(ETH_P_8021Q) ?	\
+				 (__be16)bpf_htons(ETH_P_8021AD) :	\
+				 (__be16)bpf_htons(ETH_P_8021Q))
 #else
 #define MUTANT_TPID(proto)	(proto)
 #endif
@@ -1197,9 +1199,9 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 static __always_inline void flow_count(const struct flow_verdict *v,
 				       __u64 tc_len)
 {
+#ifndef XDP_FLOW_MUTANT_count_path
 	__u32 n;
 
-#ifndef XDP_FLOW_MUTANT_count_path
 	for (n = 0; n < XDP_FLOW_MAX_GOTOS; n++) {
 		if (n >= v->hops)
 			break;

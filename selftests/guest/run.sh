@@ -12,13 +12,17 @@
 #   names, e.g. "test_00|test_1[01]"
 # Env: XF_TEST_TIMEOUT  seconds per test (default 1200)
 #      XF_RESULTS       folder for the kernel log and a summary (optional)
-#      XF_TC_PASS       the tests that run a second time with the TC hook
-#                       (XF_HOOK=tc) on kernels with tcx (6.6+): an extended
-#                       regex, default the hook-neutral stats, semantics and
-#                       differential tests (15% of its cases); "none" for none
+#      XF_HOOK_PASS     the tests that run again with each hook that `auto`
+#                       does not pick on a veth here (xdp on 6.6+, where
+#                       auto picks tc; none on older kernels, which have
+#                       no tc hook): an extended regex, default the
+#                       differential, mutant, nftables and OVS tests;
+#                       "none" for none
 #
-# Tests enable offload with XF_HOOK (default xdp); the second pass names
-# its results "<test>[tc]".
+# The first pass runs every test with the hook users get (XF_HOOK=auto:
+# `xdp-flow enable` without a hook); tests whose subject is a hook name
+# it themselves. The second pass names its results "<test>[<hook>]" and
+# runs a quarter of the differential cases.
 
 set -u
 
@@ -68,25 +72,31 @@ hang_report()
 	dmesg | tail -n 80 | sed 's/^/# dmesg: /'
 }
 
-tc_pass=${XF_TC_PASS:-'test_1[01279]_|test_20_'}
+hook_pass=${XF_HOOK_PASS:-'test_2[0-3]_'}
 kver=$(uname -r)
 has_tcx=0
 [ "$(printf '%s\n' 6.6 "${kver%%-*}" | sort -V | head -n 1)" = 6.6 ] && has_tcx=1
+# What auto picks on a veth (see xdp_flow_auto_hook()), and so the other
+# hook of this kernel, if it has one.
+if [ $has_tcx = 1 ]; then
+	other_hooks=xdp
+else
+	other_hooks=
+fi
 
 # Entries "<file> <hook>".
 tests=()
-for hook in xdp tc; do
+for hook in auto $other_hooks; do
 	for t in selftests/guest/test_*.sh; do
 		[ -f "$t" ] || continue
 		if [ -n "$filter" ] && ! basename "$t" | grep -Eq -- "$filter"; then
 			continue
 		fi
-		if [ $hook = tc ] && ! basename "$t" | grep -Eq -- "$tc_pass"; then
+		if [ $hook != auto ] && ! basename "$t" | grep -Eq -- "$hook_pass"; then
 			continue
 		fi
 		tests+=("$t $hook")
 	done
-	[ $has_tcx = 1 ] || break
 done
 if [ ${#tests[@]} -eq 0 ]; then
 	echo "not ok - guest $XF_SERIES: no test matches '${filter}'"
@@ -138,14 +148,14 @@ after_test()
 }
 
 if [ $has_tcx = 0 ]; then
-	echo "# kernel $kver has no tcx: no second pass with the TC hook"
+	echo "# kernel $kver has no tcx: no tc hook, auto picks xdp; no second pass"
 fi
 
 for entry in "${tests[@]}"; do
 	t=${entry% *}
 	hook=${entry##* }
 	name=$(basename "$t" .sh)
-	[ $hook = xdp ] || name="$name[$hook]"
+	[ $hook = auto ] || name="$name[$hook]"
 	echo "# ---- $name ($XF_SERIES)"
 	mark=$(dmesg_mark "---- $name")
 	start=$(date +%s)
@@ -153,9 +163,9 @@ for entry in "${tests[@]}"; do
 	(sleep $((test_timeout > 60 ? test_timeout - 30 : test_timeout)) &&
 		hang_report "$name") 3>&- &
 	watchdog=$!
-	cases=${XF_DIFF_CASES:-}
-	# The second pass runs 15% of the differential cases.
-	[ $hook = xdp ] || cases=$((${XF_DIFF_CASES:-2000} * 3 / 20))
+	cases=${XF_DIFF_CASES:-1000}
+	# The second pass runs a quarter of the differential cases.
+	[ $hook = auto ] || cases=$((cases / 4))
 	XF_HOOK=$hook XF_DIFF_CASES=$cases \
 		timeout -k 10 "$test_timeout" bash "$t" </dev/null 2>&1 3>&- |
 		relay "$name" 3>"$cnt"
