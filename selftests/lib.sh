@@ -93,6 +93,20 @@ log_test()
 	return 0
 }
 
+# log_setup <description>: like log_test for a step that only prepares
+# the checks (modules, devices, rules): a failure is a failed test, and
+# success a diagnostic line, not a pass.
+log_setup()
+{
+	if [ "$RET" -ne 0 ]; then
+		log_test "$1"
+		return 1
+	fi
+	echo "# $1: done"
+	RETMSG=
+	return 0
+}
+
 # log_skip <description> <reason>: a check that could not run here.
 log_skip()
 {

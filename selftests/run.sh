@@ -10,8 +10,9 @@
 # ([host], [6.12], [6.1]), and again in a summary at the end, which lists
 # the failures once more and closes with exactly one line
 # "N passed, N failed, N skipped".
-# Exits non-zero if anything failed, a guest did not boot or finish, or no
-# test ran at all.
+# Exits non-zero if anything failed, a guest did not boot or finish, no
+# test ran at all, or a test was skipped that selftests/skips.allow does
+# not allow.
 #
 # Env (for developers):
 #   XF_SERIES="6.12"     guest kernels to run (default "6.12 6.1"; "" = none)
@@ -93,9 +94,33 @@ phase()
 	echo "# ==== $* ($(($(date +%s) - t_start)) s)"
 }
 
+# check_skips: every skip must match a line of selftests/skips.allow (an
+# extended regex per line, matched against "[where] ok - ... # SKIP ...",
+# its reason in a comment above it); any other skip is a failure.
+check_skips()
+{
+	local allow=$XF_TOP/selftests/skips.allow pats line
+	local -a skips
+
+	mapfile -t skips < <(grep -E '^\[[^]]*\] ok .*# (SKIP|skip)' "$SUMMARY.tmp")
+	[ ${#skips[@]} -gt 0 ] || return 0
+	pats=$(mktemp)
+	grep -Ev '^[[:space:]]*(#|$)' "$allow" 2>/dev/null >"$pats"
+	for line in "${skips[@]}"; do
+		if [ ! -s "$pats" ] || ! grep -Eq -f "$pats" <<<"$line"; then
+			fail "${line%%]*}" "a skip not on selftests/skips.allow: ${line#*] }"
+		fi
+	done
+	rm -f "$pats"
+}
+
 finish()
 {
-	local total=$((n_pass + n_fail + n_skip)) rc=0
+	local total
+
+	check_skips
+	total=$((n_pass + n_fail + n_skip))
+	local rc=0
 
 	phase "summary"
 	cat "$SUMMARY.tmp"

@@ -330,7 +330,7 @@ xf_test_setup()
 			udp_counter_add xfc veth_c
 		check_err $? "cannot add the UDP counters"
 	fi
-	log_test "setup: module, helper, topology"
+	log_setup "setup: module, helper, topology"
 	return $RET
 }
 
@@ -387,7 +387,7 @@ diff_setup()
 		xf_enable_dev "xda$i" && wait_dev_attached "xda$i" 20
 		check_err $? "cannot enable xda$i"
 	done
-	log_test "setup: $what, $lanes lanes of A (offload) and B (software)"
+	log_setup "setup: $what, $lanes lanes of A (offload) and B (software)"
 	return $RET
 }
 

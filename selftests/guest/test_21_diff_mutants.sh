@@ -31,7 +31,7 @@ for m in $MUTANTS; do
 done
 [ -z "$missing" ]
 check_err $? "mutant builds missing (make -C umh mutants):$missing"
-log_test "the mutant builds exist: $MUTANTS"
+log_setup "setup: the mutant builds exist: $MUTANTS"
 [ $RET -eq 0 ] || exit 1
 
 diff_setup "$LANES" "module with the good helper (the control)" || exit 1

@@ -37,7 +37,7 @@ xf_load
 check_err $? "xf_load failed"
 xf_wait_helper 20
 check_err $? "the helper did not come up"
-log_test "setup: openvswitch.ko, OVS binaries, module, helper"
+log_setup "setup: openvswitch.ko, OVS binaries, module, helper"
 [ $RET = 0 ] || exit 1
 
 # ping_ok <ns> <dst> [count]: every echo answered (ARP/ND included).

@@ -188,7 +188,7 @@ check_offloaded 0 0 "$(udp_count xfb veth_b)"
 pid=$(xf_status_get .helper_pid)
 [ "$(xf_helper_state)" = running ] && [ "${pid:-0}" -gt 0 ]
 check_err $? "no running helper (pid '$pid')"
-log_test "setup: drop and redirect offloaded on veth0 (hook $hook), helper pid $pid"
+log_setup "setup: drop and redirect offloaded on veth0 (hook $hook), helper pid $pid"
 [ $RET -eq 0 ] || exit 1
 
 RET=0

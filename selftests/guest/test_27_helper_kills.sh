@@ -176,7 +176,7 @@ check_err $? "tc filter add (redirect) failed"
 [ "$(tc_hw_state "" veth0 $REDIR_PREF)" = in_hw ]
 check_err $? "the redirect rule is not in_hw"
 hook=$(xf_dev_hook veth0)
-log_test "setup: redirect of UDP to 10.0.2.1:$DPORT offloaded on veth0 (hook $hook)"
+log_setup "setup: redirect of UDP to 10.0.2.1:$DPORT offloaded on veth0 (hook $hook)"
 [ $RET -eq 0 ] || exit 1
 
 # ---- the stream ----

@@ -9,6 +9,9 @@
 #                  may send to the helper's socket (test_netlink)
 #   test_cleanup.sh  --cleanup, the pin directory's lock, and the helper
 #                  started as the module starts it (no fds 0-2)
+#   xdp-flow CLI   tools/xdp-flow/tests: arguments, exit codes, and the
+#                  output of crafted module replies (make -C tools/xdp-flow
+#                  check)
 # Builds umh/ first. Exits non-zero if any test failed.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +27,7 @@ make -s -C "$ROOT/umh" && make -s -C "$HERE" || {
 	echo "not ok - build umh and the host tests"
 	exit 1
 }
-echo "ok - build umh and the host tests"
+echo "# built umh and the host tests"
 
 run()
 {
@@ -52,4 +55,5 @@ else
 fi
 [ -f "$HERE/test_genl.sh" ] && run test_genl.sh bash "$HERE/test_genl.sh"
 run test_cleanup.sh bash "$HERE/test_cleanup.sh"
+run "xdp-flow CLI" make -s -C "$ROOT/tools/xdp-flow" check
 exit $rc
