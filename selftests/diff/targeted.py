@@ -295,14 +295,12 @@ class Rig:
         f = base(kind)
         for c in changes:
             c(f)
-        random.seed(self.fid)
         return self.fid, f.build(dt.MAGIC + struct.pack("!I", self.fid))
 
     def expected(self, fid, kind, *changes):
         f = base(kind)
         for c in changes:
             c(f)
-        random.seed(fid)
         return f.build(dt.MAGIC + struct.pack("!I", fid))
 
     def send(self, side, frames):
