@@ -10,10 +10,16 @@
 #   - a `protocol ip` rule leaves tagged frames alone, as TC does;
 #   - a VLAN match on veth0 is offloaded and handles the tagged frames;
 # with the counts TC reports.
+#
+# The subject is the XDP hook (the TC hook sees the tag in metadata as TC
+# does, and leaves the peer alone): it runs with hook xdp, whatever the
+# default.
 
 source "$XF_ROOT/selftests/lib.sh"
 source "$XF_ROOT/selftests/guest/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
+
+XF_HOOK=xdp
 
 N=20
 
