@@ -130,50 +130,67 @@ def lanes_of(n):
     return [Lane(i) for i in range(n)]
 
 
+def ip_batch(cmds, ns=None, check=True):
+    """Runs `ip -force -batch` (in namespace ns)."""
+    cmd = ["ip"] + (["-n", ns] if ns else []) + ["-force", "-batch", "-"]
+    p = subprocess.run(cmd, input="\n".join(cmds) + "\n", text=True,
+                       stderr=subprocess.PIPE)
+    if check and p.returncode:
+        raise RuntimeError("ip -batch: " + p.stderr)
+
+
+def no_ipv6(devs, ns=None):
+    """IPv6 off on devs (no router solicitations in the counters)."""
+    setns(ns)
+    try:
+        for d in devs:
+            with open("/proc/sys/net/ipv6/conf/%s/disable_ipv6" % d, "w") as f:
+                f.write("1")
+    finally:
+        setns(None)
+
+
 def setup(nlanes):
+    """The lanes' devices, with a handful of processes: devices are
+    created and set up in batches (one process per device took minutes in
+    an emulated guest)."""
     cleanup(nlanes)
     for ns in (NS_GEN, NS_SINK):
         sh(["ip", "netns", "add", ns])
         sh(["ip", "link", "set", "lo", "up"], ns=ns)
+    lanes = lanes_of(nlanes)
     cmds = []
-    for ln in lanes_of(nlanes):
+    for ln in lanes:
         for s in "AB":
             cmds.append("link add %s type veth peer name %s netns %s" %
                         (ln.dev[s], ln.gen[s], NS_GEN))
             for o, k in zip(ln.out[s], ln.sink[s]):
                 cmds.append("link add %s type veth peer name %s netns %s" %
                             (o, k, NS_SINK))
-    p = subprocess.run(["ip", "-force", "-batch", "-"],
-                       input="\n".join(cmds) + "\n", text=True,
-                       stderr=subprocess.PIPE)
-    if p.returncode:
-        raise RuntimeError("ip -batch: " + p.stderr)
-    for ln in lanes_of(nlanes):
-        for s in "AB":
-            for d in [ln.dev[s]] + ln.out[s]:
-                sysctl("net.ipv6.conf.%s.disable_ipv6" % d, 1)
-                sh(["ip", "link", "set", d, "up"])
-            sysctl("net.ipv6.conf.%s.disable_ipv6" % ln.gen[s], 1, NS_GEN)
-            sh(["ip", "link", "set", ln.gen[s], "up"], ns=NS_GEN)
-            for k in ln.sink[s]:
-                sysctl("net.ipv6.conf.%s.disable_ipv6" % k, 1, NS_SINK)
-                sh(["ip", "link", "set", k, "up"], ns=NS_SINK)
-                # NAPI on the sink side, so that the target takes XDP frames
-                sh(["ethtool", "-K", k, "gro", "on"], ns=NS_SINK)
-            sh(["tc", "qdisc", "add", "dev", ln.dev[s], "clsact"])
-
-
-def sysctl(key, val, ns=None):
-    sh(["sysctl", "-q", "-w", "%s=%s" % (key, val)], check=False, ns=ns)
+    ip_batch(cmds)
+    root = [d for ln in lanes for s in "AB" for d in [ln.dev[s]] + ln.out[s]]
+    gen = [ln.gen[s] for ln in lanes for s in "AB"]
+    sink = [k for ln in lanes for s in "AB" for k in ln.sink[s]]
+    for devs, ns in ((root, None), (gen, NS_GEN), (sink, NS_SINK)):
+        no_ipv6(devs, ns)
+        ip_batch(["link set %s up" % d for d in devs], ns)
+    # NAPI on the sink side, so that the target takes XDP frames
+    sh(["sh", "-c", "; ".join("ethtool -K %s gro on" % k for k in sink)],
+       ns=NS_SINK)
+    _, err, rc = tc_batch(["qdisc add dev %s clsact" % ln.dev[s]
+                           for ln in lanes for s in "AB"])
+    if rc:
+        raise RuntimeError("tc -batch: " + err)
 
 
 def cleanup(nlanes):
     for ns in (NS_GEN, NS_SINK):
         sh(["ip", "netns", "del", ns], check=False)
-    for ln in lanes_of(nlanes):
-        for s in "AB":
-            for d in [ln.dev[s]] + ln.out[s]:
-                sh(["ip", "link", "del", d], check=False)
+    # Each root device goes with its peer's namespace, unless the peer had
+    # left it: whatever is still here goes now.
+    left = set(os.listdir("/sys/class/net"))
+    ip_batch(["link del %s" % d for ln in lanes_of(nlanes) for s in "AB"
+              for d in [ln.dev[s]] + ln.out[s] if d in left], check=False)
 
 
 # ------------------------------------------------------------------ frames

@@ -402,6 +402,10 @@ diff_floors()
 	esac
 }
 
+# Where test_20 leaves "<seed> <hook> <cases>" of a run without
+# difference, for test_21's control (the guest's /tmp lasts one boot).
+DIFF_CONTROL=/tmp/xdp_flow_diff_control
+
 # diff_run <hook> [difftest.py run args]: a differential run on the lanes
 # of diff_setup, with the floors of <hook> (xdp or tc: the hook the A
 # devices got). Its output goes to the log as diagnostics; DIFF_LAST is
