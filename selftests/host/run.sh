@@ -12,6 +12,8 @@
 #   xdp-flow CLI   tools/xdp-flow/tests: arguments, exit codes, and the
 #                  output of crafted module replies (make -C tools/xdp-flow
 #                  check)
+#   test_oracle.py the expected frames of targeted.py's rewrite cases:
+#                  scapy's against difftest's builder's (no root needed)
 # Builds umh/ first. Exits non-zero if any test failed.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -56,4 +58,5 @@ fi
 [ -f "$HERE/test_genl.sh" ] && run test_genl.sh bash "$HERE/test_genl.sh"
 run test_cleanup.sh bash "$HERE/test_cleanup.sh"
 run "xdp-flow CLI" make -s -C "$ROOT/tools/xdp-flow" check
+run test_oracle.py /usr/bin/python3 "$HERE/test_oracle.py"
 exit $rc
