@@ -1016,6 +1016,24 @@ def compare_stats(c, stats, when, plain, prev_sw, last, diffs, tot):
         last[key] = rs
 
 
+class Phases:
+    """Wall time spent in each phase of a run, for the closing diagnostic
+    line: where an emulated guest's minutes go."""
+
+    def __init__(self):
+        self.t = {}
+        self.last = time.monotonic()
+
+    def done(self, name):
+        now = time.monotonic()
+        self.t[name] = self.t.get(name, 0.0) + now - self.last
+        self.last = now
+
+    def line(self):
+        return ", ".join("%s %.0f s" % kv for kv in
+                         sorted(self.t.items(), key=lambda kv: -kv[1]))
+
+
 def run(args):
     lanes = lanes_of(args.lanes)
     vocab = set(args.vocab.split(",")) if args.vocab else set()
@@ -1030,6 +1048,7 @@ def run(args):
     it = 0
     fates = {}
     tot = Totals()
+    ph = Phases()
     while ncases < args.cases:
         batch = []
         for ln in lanes:
@@ -1044,9 +1063,11 @@ def run(args):
                 d = c.lane.dev[s]
                 lines += ["qdisc del dev %s clsact" % d,
                           "qdisc add dev %s clsact" % d]
+        ph.done("draw and compare")
         out, err, rc = tc_batch(lines)
         if rc:
             raise RuntimeError("resetting clsact: " + err)
+        ph.done("new clsact")
         seen = {}
         frame_case = {}
         tc_err = {}
@@ -1073,6 +1094,7 @@ def run(args):
                 _, err, _ = tc_batch(cmds)
                 for m in re.finditer(r"Command failed -:(\d+)", err):
                     failed.add(int(m.group(1)) - 1)
+            ph.done("rules")
             for i, (n, s) in enumerate(owner):
                 tc_err[(n, rnd_i, s)].append(i not in failed)
             # Plain frames first, then the odd ones: after the plain ones
@@ -1083,9 +1105,12 @@ def run(args):
                                         frame_case, seen)
                 if not sent and not plain:
                     continue
+                ph.done("send")
                 if not socks.drain(args.quiet_ms, 20, seen):
                     print("# frames still arriving after 20 s", flush=True)
+                ph.done("receive")
                 stats = read_stats([c.lane for c in batch])
+                ph.done("counters")
                 when = "round %d, %s frames" % (rnd_i + 1,
                                                 "plain" if plain else "odd")
                 for c in batch:
@@ -1135,6 +1160,8 @@ def run(args):
                   (ncases, ndiff, time.monotonic() - t0), flush=True)
         if args.stop and ndiff:
             break
+    ph.done("draw and compare")
+    print("# time by phase: " + ph.line())
     print("# frames on A by fate: " + ", ".join(
         "%s %d" % kv for kv in sorted(fates.items())))
     low = []

@@ -1,39 +1,60 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Helpers of the tests that run inside a guest (selftests/guest/test_*.sh).
-# Source after selftests/lib.sh. selftests/guest/run.sh exports:
-#   XF_ROOT  the repository root
-#   XF_KO    the module built for the running kernel
-#   XF_UMH   the helper binary
-#   XF_CLI   the xdp-flow command
-# (defaults below, for running a test by hand in a guest).
+# Helpers of the tests that run inside a guest (selftests/guest/test_*.sh),
+# and the one file a test sources first:
+#     source "$(dirname "$(readlink -f "$0")")/lib.sh"
+# It finds the repository through its own path (symbolic links resolved, so
+# a kernel tree's tools/testing/selftests/xdp_flow made with `cp -rs` works)
+# unless XF_ROOT says where, and sources selftests/lib.sh.
+#
+# What a test uses, with defaults for a run by hand or by kselftest:
+#   XF_KO    the module to insmod when modprobe finds none for this kernel
+#   XF_UMH   the helper binary (for builds other than the one the module
+#            carries)
+#   XF_CLI   the xdp-flow command: the one on PATH, else the repository's
 #
 # The standard scene (xf_veth_topology):
 #
-#   netns xfa                root netns                      netns xfb
-#   veth_a 10.0.1.1/24  ---  veth0 10.0.1.254/24
-#          fd00:1::1/64            fd00:1::254/64
-#                                  veth1 10.0.2.254/24  ---  veth_b 10.0.2.1/24
-#                                  veth2 10.0.3.254/24  ---  veth_c 10.0.3.1/24
-#                                                             netns xfc
+#   netns xfa                root netns                     netns xfb
+#   veth_a 10.0.1.1/24  ---  xfv0 10.0.1.254/24
+#          fd00:1::1/64           fd00:1::254/64
+#                                 xfv1 10.0.2.254/24  ---  veth_b 10.0.2.1/24
+#                                 xfv2 10.0.3.254/24  ---  veth_c 10.0.3.1/24
+#                                                            netns xfc
 #
-# IPv6 only on the a link (disabled on veth1/veth_b/veth2/veth_c, so that no
+# IPv6 only on the a link (disabled on xfv1/veth_b/xfv2/veth_c, so that no
 # MLD or router solicitation ever moves their counters). Forwarding on in the
 # root namespace, default routes in the namespaces via
 # the root side, fixed MAC addresses and permanent neighbour entries on every
 # link (no ARP/ND for test traffic), GRO on veth_a, veth_b and veth_c so that
-# XDP_REDIRECT into veth0/veth1/veth2 reaches them.
+# XDP_REDIRECT into xfv0/xfv1/xfv2 reaches them. The names in the root
+# namespace start with "xf" so as not to meet the system's own devices.
+
+if [ -z "${XF_ROOT:-}" ]; then
+	XF_ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
+fi
+source "$XF_ROOT/selftests/lib.sh"
 
 if [ -z "${XF_SERIES:-}" ]; then
-	case $(uname -r) in
-	6.1.*) XF_SERIES=6.1 ;;
-	*) XF_SERIES=$(uname -r | cut -d. -f1,2) ;;
-	esac
+	XF_SERIES=$(uname -r | cut -d. -f1,2)
 fi
 : "${XF_KO:=$XF_ROOT/.cache/build/$XF_SERIES/net/xdp_flow/xdp_flow.ko}"
 : "${XF_UMH:=$XF_ROOT/umh/xdp_flow_umh}"
-: "${XF_CLI:=$XF_ROOT/tools/xdp-flow/xdp-flow}"
-export XF_SERIES XF_KO XF_UMH XF_CLI
+if [ -z "${XF_CLI:-}" ]; then
+	XF_CLI=$(command -v xdp-flow 2>/dev/null) ||
+		XF_CLI=$XF_ROOT/tools/xdp-flow/xdp-flow
+fi
+export XF_ROOT XF_SERIES XF_KO XF_UMH XF_CLI
+
+# What every test needs of the system, here so that a test run alone or by
+# the kselftest harness has it too: bpffs (the helper pins its maps), no
+# limit on locked memory (BPF maps on kernels that still charge it).
+if ! mountpoint -q /sys/fs/bpf; then
+	mkdir -p /sys/fs/bpf 2>/dev/null
+	mount -t bpf bpf /sys/fs/bpf 2>/dev/null ||
+		echo "# cannot mount bpffs at /sys/fs/bpf" >&2
+fi
+ulimit -l unlimited 2>/dev/null
 
 # Debian's python: the same in every guest, whatever PATH says.
 if [ -x /usr/bin/python3 ]; then
@@ -43,11 +64,11 @@ else
 fi
 
 # MAC addresses of the scene: 02:xf:00:00:<subnet>:<host>
-XF_MAC_VETH0=02:0f:00:00:01:fe
+XF_MAC_XFV0=02:0f:00:00:01:fe
 XF_MAC_VETH_A=02:0f:00:00:01:01
-XF_MAC_VETH1=02:0f:00:00:02:fe
+XF_MAC_XFV1=02:0f:00:00:02:fe
 XF_MAC_VETH_B=02:0f:00:00:02:01
-XF_MAC_VETH2=02:0f:00:00:03:fe
+XF_MAC_XFV2=02:0f:00:00:03:fe
 XF_MAC_VETH_C=02:0f:00:00:03:01
 
 # xf_modprobe_deps: the kernel modules the tests rely on.
@@ -61,13 +82,19 @@ xf_modprobe_deps()
 	return $rc
 }
 
-# xf_load [param=value...]: load the module; it starts the helper it
-# carries (umh_path=<binary> runs another one, for test builds).
+# xf_load [param=value...]: load the module with modprobe, as users do
+# (selftests/vm/build.sh installs it into the guest kernel's module tree);
+# insmod $XF_KO when this kernel has none installed. It starts the helper
+# it carries (umh_path=<binary> runs another one, for test builds).
 xf_load()
 {
 	xf_modprobe_deps || return 1
+	if modinfo -F filename xdp_flow >/dev/null 2>&1; then
+		modprobe xdp_flow "$@"
+		return
+	fi
 	if [ ! -f "$XF_KO" ]; then
-		echo "# no module at $XF_KO (selftests/vm/build.sh $XF_SERIES)" >&2
+		echo "# no xdp_flow module for $(uname -r): not installed, none at $XF_KO (selftests/vm/build.sh $XF_SERIES)" >&2
 		return 1
 	fi
 	insmod "$XF_KO" "$@"
@@ -124,7 +151,7 @@ xf_topology_cleanup()
 		ip netns del "$ns" 2>/dev/null
 	done
 	# deleting the namespaces deletes the peers, and so the pairs; be sure
-	for dev in veth0 veth1 veth2; do
+	for dev in xfv0 xfv1 xfv2; do
 		ip link del dev "$dev" 2>/dev/null
 	done
 	return 0
@@ -171,32 +198,32 @@ xf_veth_topology()
 netns add xfa
 netns add xfb
 netns add xfc
-link add veth0 address $XF_MAC_VETH0 type veth peer name veth_a address $XF_MAC_VETH_A netns xfa
-link add veth1 address $XF_MAC_VETH1 type veth peer name veth_b address $XF_MAC_VETH_B netns xfb
-link add veth2 address $XF_MAC_VETH2 type veth peer name veth_c address $XF_MAC_VETH_C netns xfc
+link add xfv0 address $XF_MAC_XFV0 type veth peer name veth_a address $XF_MAC_VETH_A netns xfa
+link add xfv1 address $XF_MAC_XFV1 type veth peer name veth_b address $XF_MAC_VETH_B netns xfb
+link add xfv2 address $XF_MAC_XFV2 type veth peer name veth_c address $XF_MAC_VETH_C netns xfc
 EOF
-	echo 1 >/proc/sys/net/ipv6/conf/veth1/disable_ipv6 &&
-	echo 1 >/proc/sys/net/ipv6/conf/veth2/disable_ipv6 &&
+	echo 1 >/proc/sys/net/ipv6/conf/xfv1/disable_ipv6 &&
+	echo 1 >/proc/sys/net/ipv6/conf/xfv2/disable_ipv6 &&
 	echo 1 >/proc/sys/net/ipv4/ip_forward &&
 	echo 1 >/proc/sys/net/ipv6/conf/all/forwarding || return 1
 
 	ip -batch - <<EOF || return 1
-addr add 10.0.1.254/24 dev veth0
-addr add fd00:1::254/64 dev veth0 nodad
-addr add 10.0.2.254/24 dev veth1
-addr add 10.0.3.254/24 dev veth2
-link set dev veth0 up
-link set dev veth1 up
-link set dev veth2 up
-neigh replace 10.0.1.1 lladdr $XF_MAC_VETH_A dev veth0 nud permanent
-neigh replace fd00:1::1 lladdr $XF_MAC_VETH_A dev veth0 nud permanent
-neigh replace 10.0.2.1 lladdr $XF_MAC_VETH_B dev veth1 nud permanent
-neigh replace 10.0.3.1 lladdr $XF_MAC_VETH_C dev veth2 nud permanent
+addr add 10.0.1.254/24 dev xfv0
+addr add fd00:1::254/64 dev xfv0 nodad
+addr add 10.0.2.254/24 dev xfv1
+addr add 10.0.3.254/24 dev xfv2
+link set dev xfv0 up
+link set dev xfv1 up
+link set dev xfv2 up
+neigh replace 10.0.1.1 lladdr $XF_MAC_VETH_A dev xfv0 nud permanent
+neigh replace fd00:1::1 lladdr $XF_MAC_VETH_A dev xfv0 nud permanent
+neigh replace 10.0.2.1 lladdr $XF_MAC_VETH_B dev xfv1 nud permanent
+neigh replace 10.0.3.1 lladdr $XF_MAC_VETH_C dev xfv2 nud permanent
 EOF
-	__xf_ns_side xfa veth_a 10.0.1.1/24 10.0.1.254 $XF_MAC_VETH0 \
+	__xf_ns_side xfa veth_a 10.0.1.1/24 10.0.1.254 $XF_MAC_XFV0 \
 		fd00:1::1/64 fd00:1::254 &&
-	__xf_ns_side xfb veth_b 10.0.2.1/24 10.0.2.254 $XF_MAC_VETH1 &&
-	__xf_ns_side xfc veth_c 10.0.3.1/24 10.0.3.254 $XF_MAC_VETH2
+	__xf_ns_side xfb veth_b 10.0.2.1/24 10.0.2.254 $XF_MAC_XFV1 &&
+	__xf_ns_side xfc veth_c 10.0.3.1/24 10.0.3.254 $XF_MAC_XFV2
 }
 
 # ns_rx_packets <ns> <dev>: rx_packets of dev in netns ns ("" = root).

@@ -6,8 +6,6 @@
 # and fails (non-zero, message on stderr) when the thing it reads is absent,
 # so that a test never compares against an empty string by accident.
 
-XF_CLI=${XF_CLI:-$XF_ROOT/tools/xdp-flow/xdp-flow}
-
 # Packets that arrive at a device are counted by a software flower rule on
 # its ingress (pref XF_COUNT_PREF) matching UDP only: rx_packets would also
 # count ARP, IPv6 router solicitations and MLD reports, and tests assert
@@ -67,22 +65,25 @@ tc_filter_json()
 # stats object and its packets/bytes must be there.
 tc_stat()
 {
-	local ns=$1 dev=$2 pref=$3 field=$4 js val
+	local ns=$1 dev=$2 pref=$3 field=$4 js
 
-	js=$(tc_filter_json "$ns" "$dev" "$pref") || return 1
-	case $field in
-	hw_*|sw_*)
-		val=$(echo "$js" | jq -r ".options.actions[0].stats |
-			if . == null or .packets == null then empty
-			else (.$field // 0) end") ;;
-	*)
-		val=$(echo "$js" | jq -r ".options.actions[0].stats.$field // empty") ;;
+	# One jq: this runs in every poll of every counter. iproute2 leaves
+	# hw_* and sw_* out when they are zero.
+	js=$(xf_nsexec "$ns" timeout 20 tc -s -j filter show dev "$dev" ingress pref "$pref" |
+	     jq -r --arg f "$field" '[.[] | select(.options != null)] | .[0] //
+		{none: true} | if .none then "none" else
+		(.options.actions[0].stats // {}) | if .packets == null then "nofield"
+		elif ($f | test("^(hw|sw)_")) then (.[$f] // 0)
+		else (.[$f] // "nofield") end end')
+	case $js in
+	none|"")
+		xf_err "no filter with pref $pref on $dev${ns:+ in $ns}"
+		return 1 ;;
+	nofield)
+		xf_err "filter pref $pref on $dev has no stats field '$field'"
+		return 1 ;;
 	esac
-	if [ -z "$val" ]; then
-		xf_err "filter pref $pref on $dev has no stats field '$field': $js"
-		return 1
-	fi
-	echo "$val"
+	echo "$js"
 }
 
 # udp_count <ns> <dev>: UDP packets counted by udp_counter_add.
@@ -341,13 +342,13 @@ xf_test_cleanup()
 	xf_unload >/dev/null 2>&1
 }
 
-# xf_enable_veth0: enable offload on veth0 and add its clsact qdisc (after
+# xf_enable_xfv0: enable offload on xfv0 and add its clsact qdisc (after
 # enabling, so that the module binds the new block).
-xf_enable_veth0()
+xf_enable_xfv0()
 {
-	xf_enable_dev veth0 || return 1
-	wait_dev_attached veth0 10 || return 1
-	tc qdisc add dev veth0 clsact
+	xf_enable_dev xfv0 || return 1
+	wait_dev_attached xfv0 10 || return 1
+	tc qdisc add dev xfv0 clsact
 }
 
 # per_packet_bytes <ns> <dev> <before> <n>: the bytes one of the <n> UDP
@@ -364,12 +365,239 @@ per_packet_bytes()
 	echo $(((now - $3) / $4))
 }
 
+# ---- counters before and after a send (counters_snap, counters_expect,
+# send_expect) ----
+#
+# A test names the counters it asserts with short specs, <kind>:<where>,
+# the fields of <where> separated by '/' (a namespace may be empty, for the
+# root one):
+#   udp:[<ns>/]<dev>          udp_count: UDP packets that reached <dev>
+#   pk:[<ns>/]<dev>/<pref>    tc_stat packets of the rule (software and
+#                             hardware together)
+#   hw:[<ns>/]<dev>/<pref>    tc_stat hw_packets of the rule
+#   xf:<dev>/<prio>           packets of the rule in `xdp-flow show`
+#   fn:<func>[/<arg>...]      what `<func> <arg>...` prints: a reader of
+#                             the test's own (block_stat, nft_counter...)
+# <ns> defaults to the root namespace: udp:xfb/veth_b is veth_b in xfb,
+# hw:xfv0/1 the rule of pref 1 on xfv0 in the root namespace, pk:xfb/veth_b/5
+# the rule of pref 5 on veth_b in xfb.
+#
+# A check is a spec with what is expected of it:
+#   <spec>+<n>   the counter moves by exactly <n> (+0: it does not move)
+#   <spec>=<n>   the counter ends at exactly <n>
+# e.g. udp:xfb/veth_b+0 (nothing reached veth_b), hw:xfv0/1=50 (the rule
+# counted 50 hardware packets in all). Every counter must read as a number.
+#
+#   counters_snap <check>...     read the counters before
+#   ...send, or whatever moves them...
+#   counters_expect              wait, settle, compare
+# or, when one send_udp is all that happens in between:
+#   send_expect <send_udp args> -- <check>...
+# A test's own reader (fn:) is called only through these: shellcheck then
+# takes it for unreachable code (SC2317).
+
+# How long counters_expect waits for the counters to get there (s).
+XF_EXPECT_WAIT=${XF_EXPECT_WAIT:-5}
+
+# The checks of the last counters_snap, and the values it read (by spec).
+XF_CNT_CHECKS=()
+declare -gA XF_CNT_BEFORE=()
+
+# counter_read <spec>: the value of the counter <spec> names.
+counter_read()
+{
+	local kind=${1%%:*} v js
+	local -a f=()
+
+	if [ "$kind" = "$1" ]; then
+		xf_err "counter spec '$1' has no kind"
+		return 1
+	fi
+	IFS=/ read -r -a f <<<"${1#*:}"
+	case $kind:${#f[@]} in
+	udp:1) v=$(udp_count "" "${f[0]}") ;;
+	udp:2) v=$(udp_count "${f[0]}" "${f[1]}") ;;
+	pk:2) v=$(tc_stat "" "${f[0]}" "${f[1]}" packets) ;;
+	pk:3) v=$(tc_stat "${f[0]}" "${f[1]}" "${f[2]}" packets) ;;
+	hw:2) v=$(tc_stat "" "${f[0]}" "${f[1]}" hw_packets) ;;
+	hw:3) v=$(tc_stat "${f[0]}" "${f[1]}" "${f[2]}" hw_packets) ;;
+	xf:2)
+		js=$(xf_rule_json "${f[0]}" "${f[1]}") &&
+			v=$(echo "$js" | jq -r '.stats.packets // empty') ;;
+	fn:*)
+		if [ ${#f[@]} -eq 0 ] || ! declare -F "${f[0]}" >/dev/null; then
+			xf_err "counter spec '$1': no function '${f[0]:-}'"
+			return 1
+		fi
+		v=$("${f[@]}") ;;
+	*)
+		xf_err "counter spec '$1' is not one of udp:[ns/]dev, pk:[ns/]dev/pref, hw:[ns/]dev/pref, xf:dev/prio, fn:func[/arg...]"
+		return 1 ;;
+	esac
+	if ! [[ "$v" =~ ^[0-9]+$ ]]; then
+		xf_err "counter $1 reads '$v', not a number"
+		return 1
+	fi
+	echo "$v"
+}
+
+# __xf_check_parse <check>: split a check into the caller's spec, op (+ or
+# =) and want; fails when it is no <spec>+<n> or <spec>=<n>.
+__xf_check_parse()
+{
+	want=${1##*[+=]}
+	spec=${1%[+=]*}
+	op=${1:${#spec}:1}
+	if [ -z "$spec" ] || [ "$spec" = "$1" ] || ! [[ "$want" =~ ^[0-9]+$ ]]; then
+		xf_err "counter check '$1' is not <spec>+<n> or <spec>=<n>"
+		return 1
+	fi
+}
+
+# counters_snap <check>...: read the counters of the checks before a send,
+# for counters_expect. A counter that cannot be read fails the current
+# group (check_err) when its check is +<n>; returns non-zero then.
+counters_snap()
+{
+	local c spec op want v bad=
+
+	XF_CNT_CHECKS=("$@")
+	XF_CNT_BEFORE=()
+	for c in "$@"; do
+		if ! __xf_check_parse "$c"; then
+			bad+="${bad:+; }bad check '$c'"
+			continue
+		fi
+		if v=$(counter_read "$spec"); then
+			XF_CNT_BEFORE[$spec]=$v
+		elif [ "$op" = + ]; then
+			bad+="${bad:+; }cannot read $spec"
+		fi
+	done
+	if [ -n "$bad" ]; then
+		check_err 1 "$bad"
+		return 1
+	fi
+}
+
+# counters_expect: for the checks of the last counters_snap, wait (at most
+# XF_EXPECT_WAIT s) until every counter reaches what its check expects (at
+# once for +0), settle (0.3 s when no counter must stay put), then compare
+# every counter exactly. One check_err names every counter that is off, as
+# "<spec>: <got>, expected <want>" (+<got>, +<want> for a move); returns
+# non-zero then.
+counters_expect()
+{
+	local -a checks=("${XF_CNT_CHECKS[@]}") specs=() ops=() wants=()
+	local -a befores=() targets=() reached=()
+	local spec op want v d i n left end msg=
+
+	n=${#checks[@]}
+	XF_CNT_CHECKS=()
+	if [ "$n" -eq 0 ]; then
+		check_err 1 "counters_expect: no check (no counters_snap before)"
+		return 1
+	fi
+	for ((i = 0; i < n; i++)); do
+		__xf_check_parse "${checks[i]}" ||
+			{ msg+="${msg:+; }bad check '${checks[i]}'"; continue; }
+		if [ "$op" = + ]; then
+			if [ -z "${XF_CNT_BEFORE[$spec]+set}" ]; then
+				msg+="${msg:+; }$spec: no value before (counters_snap)"
+				continue
+			fi
+			befores[i]=${XF_CNT_BEFORE[$spec]}
+			targets[i]=$((befores[i] + want))
+		else
+			targets[i]=$want
+		fi
+		specs[i]=$spec ops[i]=$op wants[i]=$want reached[i]=0
+		# No need to poll what counters_snap already saw there (+0 among
+		# them): the reading after the settle decides.
+		if [ -n "${XF_CNT_BEFORE[$spec]+set}" ] &&
+		   [ "${XF_CNT_BEFORE[$spec]}" -ge "${targets[i]}" ]; then
+			reached[i]=1
+		fi
+	done
+	if [ -n "$msg" ]; then
+		check_err 1 "$msg"
+		return 1
+	fi
+
+	# Counters only grow: wait until each is at least its target.
+	end=$((SECONDS + XF_EXPECT_WAIT))
+	while :; do
+		left=0
+		for ((i = 0; i < n; i++)); do
+			[ "${reached[i]}" = 1 ] && continue
+			if v=$(counter_read "${specs[i]}" 2>/dev/null) &&
+			   [ "$v" -ge "${targets[i]}" ]; then
+				reached[i]=1
+			else
+				left=$((left + 1))
+			fi
+		done
+		[ $left -eq 0 ] && break
+		[ $SECONDS -ge $end ] && break
+		sleep 0.1
+	done
+	# A counter that must not move gets the full settle; counters that
+	# reached their targets a moment for a surplus of the same burst.
+	if [[ " ${wants[*]} " == *" 0 "* ]]; then
+		settle
+	else
+		sleep 0.3
+	fi
+
+	for ((i = 0; i < n; i++)); do
+		spec=${specs[i]}
+		if ! v=$(counter_read "$spec"); then
+			msg+="${msg:+; }$spec: unreadable"
+		elif [ "${ops[i]}" = + ]; then
+			printf -v d '%+d' $((v - befores[i]))
+			[ "$v" -eq "${targets[i]}" ] ||
+				msg+="${msg:+; }$spec: $d, expected +${wants[i]}"
+		else
+			[ "$v" -eq "${targets[i]}" ] ||
+				msg+="${msg:+; }$spec: $v, expected ${wants[i]}"
+		fi
+	done
+	if [ -n "$msg" ]; then
+		check_err 1 "$msg"
+		return 1
+	fi
+}
+
+# send_expect <ns> <dst> <count> [dport [payload_bytes [sport]]] --
+# <check>...: counters_snap the checks, send_udp, counters_expect. A
+# failed send fails the current group ("send_udp failed").
+send_expect()
+{
+	local -a send=()
+
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		send+=("$1")
+		shift
+	done
+	if [ $# -lt 2 ] || [ ${#send[@]} -lt 3 ]; then
+		check_err 1 "send_expect: <ns> <dst> <count> [send_udp args] -- <check>..."
+		return 1
+	fi
+	shift
+	counters_snap "$@" || return 1
+	if ! send_udp "${send[@]}"; then
+		check_err 1 "send_udp failed"
+		return 1
+	fi
+	counters_expect
+}
+
 # diff_setup <lanes> <description> [module params]: the module and the
 # lanes of the differential test, the A device of each enabled. Logs one
 # test line; returns non-zero when anything failed.
 diff_setup()
 {
-	local lanes=$1 what=$2 i
+	local lanes=$1 what=$2
 
 	shift 2
 	RET=0
@@ -383,10 +611,10 @@ diff_setup()
 		python3 "$XF_ROOT/selftests/diff/difftest.py" setup --lanes "$lanes"
 		check_err $? "difftest.py setup failed"
 	fi
-	for ((i = 0; i < lanes && RET == 0; i++)); do
-		xf_enable_dev "xda$i" && wait_dev_attached "xda$i" 20
-		check_err $? "cannot enable xda$i"
-	done
+	if [ $RET -eq 0 ]; then
+		diff_enable_lanes "$lanes"
+		check_err $? "cannot enable the A devices"
+	fi
 	log_setup "setup: $what, $lanes lanes of A (offload) and B (software)"
 	return $RET
 }
@@ -431,18 +659,24 @@ diff_run()
 # diff_setup, the A devices enabled again. Returns non-zero on failure.
 diff_reload()
 {
-	local i
-
 	xf_unload || return 1
 	xf_load "${@:2}" || return 1
 	xf_wait_helper 20 || { xf_err "$1: the helper did not come up"; return 1; }
-	for ((i = 0; i < LANES; i++)); do
-		# A module offered no rule of a block bound before it loaded:
-		# a fresh clsact (difftest.py makes one per batch anyway).
+	diff_enable_lanes "$LANES" || { xf_err "$1: cannot enable the A devices"; return 1; }
+}
+
+# diff_enable_lanes <lanes>: offload enabled on the A device of each lane,
+# each with a fresh clsact (a module is offered no rule of a block bound
+# before it loaded; difftest.py makes a new one per batch anyway).
+diff_enable_lanes()
+{
+	local i
+
+	for ((i = 0; i < $1; i++)); do
 		tc qdisc del dev "xda$i" clsact 2>/dev/null
 		xf_enable_dev "xda$i" && wait_dev_attached "xda$i" 20 &&
 			tc qdisc add dev "xda$i" clsact ||
-			{ xf_err "$1: cannot enable xda$i"; return 1; }
+			{ xf_err "cannot enable xda$i"; return 1; }
 	done
 }
 

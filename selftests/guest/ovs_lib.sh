@@ -8,18 +8,19 @@
 #
 # The scene (ovs_topology):
 #
-#   netns ovsa  eth0 10.10.0.1/24 fd10::1  --- p1 (access, tag 10) \
-#   netns ovsb  eth0 10.10.0.2/24 fd10::2  --- p2 (access, tag 10)  br0
-#   netns ovsc  eth0.10 10.10.0.3/24 fd10::3 (eth0 trunk) --- p3  /
+#   netns xfoa  eth0 10.10.0.1/24 fd10::1  --- xfp1 (access, tag 10) \
+#   netns xfob  eth0 10.10.0.2/24 fd10::2  --- xfp2 (access, tag 10)  xfbr0
+#   netns xfoc  eth0.10 10.10.0.3/24 fd10::3 (eth0 trunk) --- xfp3  /
 #
-# p1..p3 are the root namespace's ends of veth pairs. ARP and IPv6
+# xfp1..xfp3 are the root namespace's ends of veth pairs. ARP and IPv6
 # neighbour discovery run for real (no static neighbours). GRO is on at
-# the namespace ends, so that veth takes frames XDP redirects into p1..p3.
+# the namespace ends, so that veth takes frames XDP redirects into
+# xfp1..xfp3.
 
 OVS_DIR=${OVS_DIR:-/tmp/xf-ovs}
 OVS_SCHEMA=/usr/share/openvswitch/vswitch.ovsschema
-OVS_NS=(ovsa ovsb ovsc)
-OVS_PORTS=(p1 p2 p3)
+OVS_NS=(xfoa xfob xfoc)
+OVS_PORTS=(xfp1 xfp2 xfp3)
 
 export OVS_RUNDIR=$OVS_DIR OVS_LOGDIR=$OVS_DIR OVS_DBDIR=$OVS_DIR
 export OVS_SYSCONFDIR=$OVS_DIR
@@ -139,13 +140,13 @@ ovs_topology_cleanup()
 	return 0
 }
 
-# ovs_bridge: br0 with p1, p2 (access, tag 10) and p3 (trunk).
+# ovs_bridge: xfbr0 with xfp1, xfp2 (access, tag 10) and xfp3 (trunk).
 ovs_bridge()
 {
-	ovs-vsctl -- add-br br0 \
-		-- add-port br0 p1 tag=10 \
-		-- add-port br0 p2 tag=10 \
-		-- add-port br0 p3
+	ovs-vsctl -- add-br xfbr0 \
+		-- add-port xfbr0 xfp1 tag=10 \
+		-- add-port xfbr0 xfp2 tag=10 \
+		-- add-port xfbr0 xfp3
 }
 
 # ovs_cleanup: for the EXIT trap of the OVS tests.

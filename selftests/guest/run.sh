@@ -4,13 +4,14 @@
 # Runs INSIDE a guest (see selftests/vm/run-guest.sh): every
 # selftests/guest/test_*.sh in name order, each with a timeout, with its
 # `ok`/`not ok` lines prefixed by the test's name. A test also fails when the
-# kernel log gained a warning, BUG, Oops, Call Trace or general protection
-# fault while it ran. Does not load the module: tests do (xf_load).
+# kernel log gained a line XF_KERNEL_BAD_RE (selftests/lib.sh) matches while
+# it ran. Does not load the module: tests do (xf_load). The same scripts
+# run under a kernel tree's kselftest harness (selftests/guest/Makefile).
 #
 # Usage: selftests/guest/run.sh [filter]
 #   filter (or $XF_FILTER): extended regex matched against the test file
 #   names, e.g. "test_00|test_1[01]"
-# Env: XF_TEST_TIMEOUT  seconds per test (default 1200)
+# Env: XF_TEST_TIMEOUT  seconds per test (default: selftests/guest/settings)
 #      XF_RESULTS       folder for the kernel log and a summary (optional)
 #      XF_HOOK_PASS     the tests that run again with each hook that `auto`
 #                       does not pick on a veth here (xdp on 6.6+, where
@@ -29,38 +30,23 @@ set -u
 
 XF_ROOT=${XF_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 cd "$XF_ROOT" || exit 1
-source "$XF_ROOT/selftests/lib.sh"
-
-if [ -z "${XF_SERIES:-}" ]; then
-	XF_SERIES=$(uname -r | cut -d. -f1,2)
-fi
-XF_KO=$XF_ROOT/.cache/build/$XF_SERIES/net/xdp_flow/xdp_flow.ko
-XF_UMH=$XF_ROOT/umh/xdp_flow_umh
-XF_CLI=$XF_ROOT/tools/xdp-flow/xdp-flow
-export XF_ROOT XF_SERIES XF_KO XF_UMH XF_CLI
+export XF_ROOT
+# python3 and friends from Debian first, whatever the host's PATH had; the
+# repository's xdp-flow command, as users have theirs, on PATH
+export PATH=$XF_ROOT/tools/xdp-flow:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+# the defaults of XF_SERIES, XF_KO, XF_UMH and XF_CLI (exported)
+source "$XF_ROOT/selftests/guest/lib.sh"
 
 filter=${1:-${XF_FILTER:-}}
-test_timeout=${XF_TEST_TIMEOUT:-1200}
-
-# what the tests need mounted
-if ! mountpoint -q /sys/fs/bpf; then
-	mkdir -p /sys/fs/bpf 2>/dev/null
-	mount -t bpf bpf /sys/fs/bpf || echo "# cannot mount bpffs at /sys/fs/bpf"
-fi
-if ! mountpoint -q /sys/kernel/debug; then
-	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-fi
-ulimit -l unlimited 2>/dev/null
-
-# python3 and friends from Debian first, whatever the host's PATH had
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+# the kselftest settings file: one timeout for both harnesses
+test_timeout=${XF_TEST_TIMEOUT:-$(sed -n 's/^timeout=//p' selftests/guest/settings)}
+test_timeout=${test_timeout:-1200}
 
 echo "# guest kernel $(uname -r) (series $XF_SERIES), $(nproc) CPUs"
+echo "# module: $(modinfo -F filename xdp_flow 2>/dev/null || echo "none installed, $XF_KO"), command: $XF_CLI"
 for f in "$XF_KO" "$XF_UMH" "$XF_CLI"; do
 	[ -e "$f" ] || echo "# note: $f does not exist"
 done
-
-BAD_RE='\bWARNING\b|\bBUG\b|Oops|Call Trace|general protection|blocked for more than'
 
 # hang_report <name>: what every process waits on, and the kernel stacks
 # of blocked tasks, before a test that hangs is killed.
@@ -136,11 +122,9 @@ after_test()
 {
 	local name=$1 ns
 
-	for ns in xfa xfb xfc; do
-		if ip netns list 2>/dev/null | grep -qw "$ns"; then
-			echo "# $name left netns $ns behind; deleting it"
-			ip netns del "$ns"
-		fi
+	for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^xf/ {print $1}'); do
+		echo "# $name left netns $ns behind; deleting it"
+		ip netns del "$ns"
 	done
 	if [ -d /sys/module/xdp_flow ]; then
 		echo "# $name left xdp_flow loaded; removing it"
@@ -156,7 +140,7 @@ for entry in "${tests[@]}"; do
 	t=${entry% *}
 	hook=${entry##* }
 	name=$(basename "$t" .sh)
-	[ $hook = auto ] || name="$name[$hook]"
+	[ $hook = auto ] || name="${name}[$hook]"
 	echo "# ---- $name ($XF_SERIES)"
 	mark=$(dmesg_mark "---- $name")
 	start=$(date +%s)
@@ -194,7 +178,7 @@ for entry in "${tests[@]}"; do
 	# The hang report's own stack dump (sysrq w) is no crash: what the
 	# kernel logged from there on is left out (the test timed out anyway).
 	bad=$(dmesg_since "$mark" |
-	      sed '/sysrq: Show Blocked State/,$d' | grep -E "$BAD_RE")
+	      sed '/sysrq: Show Blocked State/,$d' | kernel_bad)
 	if [ -n "$bad" ]; then
 		echo "$bad" | head -n 40 | sed 's/^/# dmesg: /'
 		echo "not ok - $name: the kernel log shows warnings or crashes"

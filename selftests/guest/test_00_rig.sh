@@ -9,8 +9,7 @@
 # This proves netns, veth, cls_flower, act_gact, XDP and the test helpers
 # in the guest kernel.
 
-source "$XF_ROOT/selftests/lib.sh"
-source "$XF_ROOT/selftests/guest/lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 N=10
 TMPD=$(mktemp -d /tmp/xf-rig.XXXXXX)
@@ -18,7 +17,7 @@ TMPD=$(mktemp -d /tmp/xf-rig.XXXXXX)
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup()
 {
-	ip link set dev veth0 xdp off 2>/dev/null
+	ip link set dev xfv0 xdp off 2>/dev/null
 	xf_topology_cleanup
 	rm -rf "$TMPD"
 }
@@ -45,7 +44,7 @@ xf_modprobe_deps
 check_err $? "modprobe of cls_flower act_gact act_mirred sch_ingress veth failed"
 xf_veth_topology
 check_err $? "xf_veth_topology failed"
-log_test "standard topology (xfa, xfb, xfc; veth0-2)" || exit 1
+log_test "standard topology (xfa, xfb, xfc; xfv0-2)" || exit 1
 
 RET=0
 b0=$(ns_rx_packets xfb veth_b)
@@ -76,11 +75,11 @@ check_err $? "no IPv6 between xfa and the root namespace"
 log_test "IPv6 on the a link (fd00:1::/64)"
 
 RET=0
-tc qdisc add dev veth0 clsact
-check_err $? "tc qdisc add dev veth0 clsact failed"
-tc filter add dev veth0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
+tc qdisc add dev xfv0 clsact
+check_err $? "tc qdisc add dev xfv0 clsact failed"
+tc filter add dev xfv0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
 check_err $? "tc filter add ... flower dst_ip 10.0.2.1 action drop failed"
-log_test "software flower drop rule on veth0 ingress" || exit 1
+log_test "software flower drop rule on xfv0 ingress" || exit 1
 
 RET=0
 b0=$(ns_rx_packets xfb veth_b)
@@ -90,13 +89,13 @@ sleep 0.5
 b1=$(ns_rx_packets xfb veth_b)
 [ "$b1" -eq "$b0" ]
 check_err $? "$((b1 - b0)) packets reached veth_b despite the drop rule"
-out=$(tc -s filter show dev veth0 ingress)
+out=$(tc -s filter show dev xfv0 ingress)
 echo "$out" | grep -Eq "Sent [0-9]+ bytes $N pkt"
 check_err $? "the rule does not count $N packets: $(echo "$out" | grep Sent | tr -s ' ')"
 log_test "flower drop: $N packets dropped and counted, none reaches veth_b"
 
 RET=0
-tc filter del dev veth0 ingress pref 1
+tc filter del dev xfv0 ingress pref 1
 check_err $? "tc filter del failed"
 b0=$(ns_rx_packets xfb veth_b)
 send_udp xfa 10.0.2.1 $N
@@ -104,7 +103,7 @@ check_err $? "send_udp failed"
 b1=$(wait_rx xfb veth_b $((b0 + N)))
 [ "$b1" -eq $((b0 + N)) ]
 check_err $? "veth_b received $((b1 - b0)) of $N packets after the rule was deleted"
-tc qdisc del dev veth0 clsact
+tc qdisc del dev xfv0 clsact
 check_err $? "tc qdisc del failed"
 log_test "after deleting the rule, $N of $N packets arrive"
 
@@ -136,32 +135,32 @@ char _license[] SEC("license") = "GPL";
 EOF
 
 RET=0
-ifi=$(cat /sys/class/net/veth1/ifindex)
+ifi=$(cat /sys/class/net/xfv1/ifindex)
 clang -O2 -target bpf -DREDIR_IFINDEX="$ifi" -c "$TMPD/xdp.c" -o "$TMPD/xdp.o" 2>&1
 check_err $? "clang -target bpf failed"
 log_test "compile XDP programs with clang -target bpf" || exit 1
 
 RET=0
-ip link set dev veth0 xdpdrv obj "$TMPD/xdp.o" sec xdp program xdp_pass 2>"$TMPD/err" ||
-	ip link set dev veth0 xdpdrv obj "$TMPD/xdp.o" sec xdp 2>"$TMPD/err"
-check_err $? "ip link set dev veth0 xdpdrv obj ... failed: $(tr '\n' ' ' <"$TMPD/err")"
-ip link show dev veth0 | grep -q 'prog/xdp id'
-check_err $? "ip link shows no native XDP program on veth0"
+ip link set dev xfv0 xdpdrv obj "$TMPD/xdp.o" sec xdp program xdp_pass 2>"$TMPD/err" ||
+	ip link set dev xfv0 xdpdrv obj "$TMPD/xdp.o" sec xdp 2>"$TMPD/err"
+check_err $? "ip link set dev xfv0 xdpdrv obj ... failed: $(tr '\n' ' ' <"$TMPD/err")"
+ip link show dev xfv0 | grep -q 'prog/xdp id'
+check_err $? "ip link shows no native XDP program on xfv0"
 b0=$(ns_rx_packets xfb veth_b)
 send_udp xfa 10.0.2.1 $N
 check_err $? "send_udp failed"
 b1=$(wait_rx xfb veth_b $((b0 + N)))
 [ "$b1" -eq $((b0 + N)) ]
 check_err $? "veth_b received $((b1 - b0)) of $N packets through XDP_PASS"
-ip link set dev veth0 xdpdrv off
+ip link set dev xfv0 xdpdrv off
 check_err $? "detaching the XDP program failed"
-log_test "native XDP_PASS program on veth0 attaches, traffic passes"
+log_test "native XDP_PASS program on xfv0 attaches, traffic passes"
 
 # The redirect program is the second one in section xdp; ip(8) loads the
 # first program of a section unless told with 'program', which older
 # iproute2 lacks: then skip.
 RET=0
-if ip link set dev veth0 xdpdrv obj "$TMPD/xdp.o" sec xdp program xdp_redir 2>"$TMPD/err"; then
+if ip link set dev xfv0 xdpdrv obj "$TMPD/xdp.o" sec xdp program xdp_redir 2>"$TMPD/err"; then
 	b0=$(ns_rx_packets xfb veth_b)
 	c0=$(ns_rx_packets xfc veth_c)
 	send_udp xfa 10.0.3.1 $N
@@ -172,11 +171,11 @@ if ip link set dev veth0 xdpdrv obj "$TMPD/xdp.o" sec xdp program xdp_redir 2>"$
 	c1=$(ns_rx_packets xfc veth_c)
 	[ "$c1" -eq "$c0" ]
 	check_err $? "veth_c received $((c1 - c0)) frames that were to be redirected"
-	ip link set dev veth0 xdpdrv off
+	ip link set dev xfv0 xdpdrv off
 	check_err $? "detaching the XDP program failed"
-	log_test "XDP_REDIRECT from veth0 into veth1 reaches veth_b ($N of $N)"
+	log_test "XDP_REDIRECT from xfv0 into xfv1 reaches veth_b ($N of $N)"
 else
-	log_skip "XDP_REDIRECT from veth0 into veth1" \
+	log_skip "XDP_REDIRECT from xfv0 into xfv1" \
 		"ip cannot pick a program by name: $(tr '\n' ' ' <"$TMPD/err")"
 fi
 

@@ -10,8 +10,7 @@
 # filters (tc_cls_common_offload_init), so the refused rule is added with
 # "flower verbose" to see the module's message.
 
-source "$XF_ROOT/selftests/lib.sh"
-source "$XF_ROOT/selftests/guest/lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=50
@@ -21,12 +20,12 @@ trap xf_test_cleanup EXIT
 xf_test_setup || exit 1
 
 RET=0
-xf_enable_veth0
-check_err $? "xdp-flow enable dev veth0 failed or the device never got attached"
-out=$(tc filter add dev veth0 ingress pref 1 protocol ip flower verbose \
-	dst_ip 10.0.3.1 action mirred egress mirror dev veth1 2>&1)
+xf_enable_xfv0
+check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
+out=$(tc filter add dev xfv0 ingress pref 1 protocol ip flower verbose \
+	dst_ip 10.0.3.1 action mirred egress mirror dev xfv1 2>&1)
 check_err $? "tc filter add failed: $out"
-st=$(tc_hw_state "" veth0 1)
+st=$(tc_hw_state "" xfv0 1)
 [ "$st" = not_in_hw ]
 check_err $? "the mirror rule shows $st, not not_in_hw"
 echo "$out" | grep -q '^Warning: .*xdp_flow'
@@ -36,57 +35,43 @@ check_err $? "the warning does not name the action: '$out'"
 log_test "mirred egress mirror is refused with a reason ($out)"
 
 RET=0
-tc filter add dev veth0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 action drop
+tc filter add dev xfv0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 action drop
 check_err $? "tc filter add failed"
-st=$(tc_hw_state "" veth0 2)
+st=$(tc_hw_state "" xfv0 2)
 [ "$st" = in_hw ]
 check_err $? "the drop rule shows $st, not in_hw"
-rule=$(xf_rule_json veth0 1)
+rule=$(xf_rule_json xfv0 1)
 check_err $? "xdp-flow show does not list the refused rule"
 [ "$(echo "$rule" | jq -r .software)" = true ]
 check_err $? "the refused rule is not marked software: $rule"
-rule=$(xf_rule_json veth0 2)
+rule=$(xf_rule_json xfv0 2)
 check_err $? "xdp-flow show does not list the drop rule"
 [ "$(echo "$rule" | jq -r .software)" = false ]
 check_err $? "the drop rule is marked software: $rule"
 log_test "prio 2 drop is in_hw; xdp-flow show marks prio 1 software"
 
-# In TC, prio 1 matches first: a copy goes out of veth1 (to veth_b), the
+# In TC, prio 1 matches first: a copy goes out of xfv1 (to veth_b), the
 # packet itself goes on (pipe) and is routed to veth_c; prio 2 never sees
 # it. Dropping in XDP would lose both.
 RET=0
-b0=$(udp_count xfb veth_b) && c0=$(udp_count xfc veth_c)
-check_err $? "cannot read the counters"
-send_udp xfa 10.0.3.1 $N
-check_err $? "send_udp failed"
-c1=$(wait_value $((c0 + N)) 5 udp_count xfc veth_c)
-[ "$c1" = $((c0 + N)) ]
-check_err $? "veth_c received $((c1 - c0)) of $N packets (prio 2 drop won?)"
-b1=$(wait_value $((b0 + N)) 5 udp_count xfb veth_b)
-[ "$b1" = $((b0 + N)) ]
-check_err $? "veth_b received $((b1 - b0)) of $N mirrored copies"
+send_expect xfa 10.0.3.1 $N -- udp:xfc/veth_c+$N udp:xfb/veth_b+$N
 log_test "prio 1 (software) wins over prio 2 (XDP): $N forwarded, $N mirrored"
 
 RET=0
-pk=$(wait_value $N 5 tc_stat "" veth0 1 packets)
+pk=$(wait_value $N 5 tc_stat "" xfv0 1 packets)
 [ "$pk" = $N ]
 check_err $? "the mirror rule counted $pk packets, not $N"
-hw=$(tc_stat "" veth0 1 hw_packets)
+hw=$(tc_stat "" xfv0 1 hw_packets)
 [ "$hw" = 0 ]
 check_err $? "the refused rule has $hw hardware packets"
-pk=$(tc_stat "" veth0 2 packets) && hw=$(tc_stat "" veth0 2 hw_packets)
+pk=$(tc_stat "" xfv0 2 packets) && hw=$(tc_stat "" xfv0 2 hw_packets)
 check_err $? "cannot read the drop rule's counters"
 [ "$pk" = 0 ] && [ "$hw" = 0 ]
 check_err $? "the drop rule counted $pk packets ($hw in hardware), not 0"
 log_test "counters: prio 1 $N in software, prio 2 none"
 
 RET=0
-b0=$(udp_count xfb veth_b)
-send_udp xfa 10.0.2.1 $N
-check_err $? "send_udp failed"
-b1=$(wait_value $((b0 + N)) 5 udp_count xfb veth_b)
-[ "$b1" = $((b0 + N)) ]
-check_err $? "veth_b received $((b1 - b0)) of $N packets that match no rule"
+send_expect xfa 10.0.2.1 $N -- udp:xfb/veth_b+$N
 log_test "packets matching neither rule are forwarded"
 
 exit $EXIT_STATUS

@@ -5,8 +5,7 @@
 # program on any device, nothing pinned under XDP_FLOW_PIN_DIR, no helper
 # process, no kernel warning; and the rules keep working in TC.
 
-source "$XF_ROOT/selftests/lib.sh"
-source "$XF_ROOT/selftests/guest/lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=50
@@ -17,25 +16,19 @@ trap xf_test_cleanup EXIT
 xf_test_setup || exit 1
 
 RET=0
-xf_enable_veth0
-check_err $? "xdp-flow enable dev veth0 failed or the device never got attached"
-tc filter add dev veth0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
+xf_enable_xfv0
+check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
+tc filter add dev xfv0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
 check_err $? "tc filter add failed"
-tc filter add dev veth0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 \
-	action mirred egress redirect dev veth1
+tc filter add dev xfv0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 \
+	action mirred egress redirect dev xfv1
 check_err $? "tc filter add failed"
-[ "$(tc_hw_state "" veth0 1)" = in_hw ] && [ "$(tc_hw_state "" veth0 2)" = in_hw ]
+[ "$(tc_hw_state "" xfv0 1)" = in_hw ] && [ "$(tc_hw_state "" xfv0 2)" = in_hw ]
 check_err $? "the rules are not in_hw"
-b0=$(udp_count xfb veth_b)
+counters_snap udp:xfb/veth_b+$N hw:xfv0/1=$N hw:xfv0/2=$N
 send_udp xfa 10.0.2.1 $N && send_udp xfa 10.0.3.1 $N
 check_err $? "send_udp failed"
-b1=$(wait_value $((b0 + N)) 5 udp_count xfb veth_b)
-[ "$b1" = $((b0 + N)) ]
-check_err $? "veth_b received $((b1 - b0)) packets, not the $N redirected"
-hw1=$(wait_value $N 5 tc_stat "" veth0 1 hw_packets)
-hw2=$(wait_value $N 5 tc_stat "" veth0 2 hw_packets)
-[ "$hw1" = $N ] && [ "$hw2" = $N ]
-check_err $? "hardware counts $hw1 and $hw2, not $N and $N"
+counters_expect
 pid=$(xf_status_get .helper_pid)
 [ -n "$pid" ] && [ "$pid" -gt 0 ] && kill -0 "$pid"
 check_err $? "no helper pid in xdp-flow status ($pid)"
@@ -68,30 +61,13 @@ check_err $? "kernel warnings: $bad"
 log_test "unload: no XDP program, nothing pinned, no helper, no warning"
 
 RET=0
-st1=$(tc_hw_state "" veth0 1) && st2=$(tc_hw_state "" veth0 2)
+st1=$(tc_hw_state "" xfv0 1) && st2=$(tc_hw_state "" xfv0 2)
 [ -n "$st1" ] && [ -n "$st2" ] && [ "$st1" != in_hw ] && [ "$st2" != in_hw ]
 check_err $? "after unload the rules show '$st1' and '$st2', not out of hardware"
-pk1=$(tc_stat "" veth0 1 packets) && pk2=$(tc_stat "" veth0 2 packets)
-check_err $? "cannot read the rules' counters"
-b0=$(udp_count xfb veth_b) && c0=$(udp_count xfc veth_c)
-send_udp xfa 10.0.2.1 $N
+counters_snap pk:xfv0/1+$N pk:xfv0/2+$N udp:xfb/veth_b+$N udp:xfc/veth_c+0
+send_udp xfa 10.0.2.1 $N && send_udp xfa 10.0.3.1 $N
 check_err $? "send_udp failed"
-p=$(wait_value $((pk1 + N)) 5 tc_stat "" veth0 1 packets)
-[ "$p" = $((pk1 + N)) ]
-check_err $? "the drop rule counted $((p - pk1)) of $N packets in software"
-send_udp xfa 10.0.3.1 $N
-check_err $? "send_udp failed"
-b1=$(wait_value $((b0 + N)) 5 udp_count xfb veth_b)
-[ "$b1" = $((b0 + N)) ]
-check_err $? "veth_b received $((b1 - b0)) of $N packets (drop leaked or redirect lost)"
-p=$(wait_value $((pk2 + N)) 5 tc_stat "" veth0 2 packets)
-[ "$p" = $((pk2 + N)) ]
-check_err $? "the redirect rule counted $((p - pk2)) of $N packets in software"
-settle
-[ "$(udp_count xfc veth_c)" = "$c0" ]
-check_err $? "packets reached veth_c despite the redirect"
-[ "$(udp_count xfb veth_b)" = $((b0 + N)) ]
-check_err $? "veth_b received more than the $N redirected packets"
+counters_expect
 log_test "after unload the rules work in software (no longer in_hw, drop and redirect)"
 
 # Loading again, the module binds to the blocks that exist (the kernel
@@ -102,14 +78,14 @@ log_test "after unload the rules work in software (no longer in_hw, drop and red
 RET=0
 xf_load && xf_wait_helper 20
 check_err $? "the module did not load again"
-"$XF_CLI" enable dev veth0 hook "$XF_HOOK" 2>/dev/null
+"$XF_CLI" enable dev xfv0 hook "$XF_HOOK" 2>/dev/null
 check_fail $? "enable succeeded on a device whose rules predate the module"
-tc qdisc del dev veth0 clsact
-check_err $? "cannot delete veth0's clsact"
-xf_enable_veth0
+tc qdisc del dev xfv0 clsact
+check_err $? "cannot delete xfv0's clsact"
+xf_enable_xfv0
 check_err $? "enable refused after the qdisc that predated the module went"
-tc filter add dev veth0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop &&
-	[ "$(tc_hw_state "" veth0 1)" = in_hw ]
+tc filter add dev xfv0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop &&
+	[ "$(tc_hw_state "" xfv0 1)" = in_hw ]
 check_err $? "a rule on the new qdisc is not in_hw"
 xf_unload
 check_err $? "rmmod failed"

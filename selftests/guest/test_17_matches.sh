@@ -7,8 +7,7 @@
 # as one hardware packet, and the frame that differs in that field goes up
 # the stack.
 
-source "$XF_ROOT/selftests/lib.sh"
-source "$XF_ROOT/selftests/guest/lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 trap 'diff_cleanup 1' EXIT

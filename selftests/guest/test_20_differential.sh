@@ -20,8 +20,7 @@
 # Env: XF_DIFF_CASES (default 300), XF_DIFF_SEED (default 1),
 #      XF_DIFF_LANES (default 8), XF_DIFF_MIN_HW, XF_DIFF_MIN_XDP
 
-source "$XF_ROOT/selftests/lib.sh"
-source "$XF_ROOT/selftests/guest/lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 CASES=${XF_DIFF_CASES:-300}

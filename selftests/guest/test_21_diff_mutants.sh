@@ -14,12 +14,11 @@
 # Env: XF_DIFF_SEED (default 1), XF_MUTANT_CASES (default 200),
 #      XF_MUTANTS (default: all built)
 
-source "$XF_ROOT/selftests/lib.sh"
-source "$XF_ROOT/selftests/guest/lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 CASES=${XF_MUTANT_CASES:-200}
-LANES=8
+LANES=${XF_DIFF_LANES:-8}
 SEED=${XF_DIFF_SEED:-1}
 MUTANTS=${XF_MUTANTS:-mask_dst never_tcp prio_last count_path vlan_tci vlan_tpid}
 

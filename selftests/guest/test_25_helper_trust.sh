@@ -5,7 +5,9 @@
 # speaks to the helper. An impostor with CAP_NET_ADMIN (python3 + pyroute2,
 # selftests/guest/impostor.py):
 #  - sends HELLO naming a victim process (XDP_FLOW_ATTR_PID) in a tight loop
-#    while the real helper is SIGKILLed 15 times, and after the module gave
+#    while the real helper is SIGKILLed 8 times (XF_TRUST_KILLS; the module
+#    restarts the helper after 10, 20, ... 1280 ms, later ones 5 s apart,
+#    which would only add time), and after the module gave
 #    up on a helper that cannot start: every HELLO is refused with EPERM,
 #    the victim lives, the impostor never becomes the helper;
 #  - sends RULE_ADD, RULE_DEL, STATS_GET and SHUTDOWN to the helper's
@@ -13,12 +15,11 @@
 #    runs on, the rules stay offloaded, nothing the impostor sent acts.
 # Offload is enabled with the default hook (plain `xdp-flow enable`).
 
-source "$XF_ROOT/selftests/lib.sh"
-source "$XF_ROOT/selftests/guest/lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=20
-KILLS=15
+KILLS=${XF_TRUST_KILLS:-8}
 IMPOSTOR=$XF_ROOT/selftests/guest/impostor.py
 
 # (find_spec: importing pyroute2 takes seconds in an emulated guest)
@@ -114,18 +115,18 @@ check_offloaded()
 {
 	local h1=$1 h2=$2 b0=$3 v1 v2 s1 s2 b1
 
-	[ "$(tc_hw_state "" veth0 1)" = in_hw ] && [ "$(tc_hw_state "" veth0 2)" = in_hw ]
+	[ "$(tc_hw_state "" xfv0 1)" = in_hw ] && [ "$(tc_hw_state "" xfv0 2)" = in_hw ]
 	check_err $? "the rules are not in_hw"
 	send_both $N
 	check_err $? "send_udp failed"
-	v1=$(wait_value $((h1 + N)) 5 tc_stat "" veth0 1 hw_packets)
-	v2=$(wait_value $((h2 + N)) 5 tc_stat "" veth0 2 hw_packets)
+	v1=$(wait_value $((h1 + N)) 5 tc_stat "" xfv0 1 hw_packets)
+	v2=$(wait_value $((h2 + N)) 5 tc_stat "" xfv0 2 hw_packets)
 	b1=$(wait_value $((b0 + N)) 5 udp_count xfb veth_b)
 	settle
-	[ "$(tc_stat "" veth0 1 hw_packets)" = $((h1 + N)) ] &&
-		[ "$(tc_stat "" veth0 2 hw_packets)" = $((h2 + N)) ]
+	[ "$(tc_stat "" xfv0 1 hw_packets)" = $((h1 + N)) ] &&
+		[ "$(tc_stat "" xfv0 2 hw_packets)" = $((h2 + N)) ]
 	check_err $? "hardware packets moved by $((v1 - h1)) and $((v2 - h2)), not $N"
-	s1=$(tc_stat "" veth0 1 sw_packets) && s2=$(tc_stat "" veth0 2 sw_packets)
+	s1=$(tc_stat "" xfv0 1 sw_packets) && s2=$(tc_stat "" xfv0 2 sw_packets)
 	[ "$s1" = 0 ] && [ "$s2" = 0 ]
 	check_err $? "packets handled in software: $s1 (drop) and $s2 (redirect)"
 	[ "$(udp_count xfb veth_b)" = $((b0 + N)) ]
@@ -177,18 +178,18 @@ check_err $? "rmmod failed"
 xf_test_setup || exit 1
 
 RET=0
-xf_enable_default veth0
-check_err $? "xdp-flow enable dev veth0 (default hook) failed or veth0 never got attached"
-tc filter add dev veth0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop &&
-	tc filter add dev veth0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 \
-		action mirred egress redirect dev veth1
+xf_enable_default xfv0
+check_err $? "xdp-flow enable dev xfv0 (default hook) failed or xfv0 never got attached"
+tc filter add dev xfv0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop &&
+	tc filter add dev xfv0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 \
+		action mirred egress redirect dev xfv1
 check_err $? "tc filter add failed"
-hook=$(xf_dev_hook veth0)
+hook=$(xf_dev_hook xfv0)
 check_offloaded 0 0 "$(udp_count xfb veth_b)"
 pid=$(xf_status_get .helper_pid)
 [ "$(xf_helper_state)" = running ] && [ "${pid:-0}" -gt 0 ]
 check_err $? "no running helper (pid '$pid')"
-log_setup "setup: drop and redirect offloaded on veth0 (hook $hook), helper pid $pid"
+log_setup "setup: drop and redirect offloaded on xfv0 (hook $hook), helper pid $pid"
 [ $RET -eq 0 ] || exit 1
 
 RET=0
@@ -243,9 +244,9 @@ check_err $? "no 'HELLO from pid $imp_pid refused' line in the kernel log"
 log_test "$((k - 1)) helper kills in $((SECONDS - start)) s with an impostor sending HELLO naming pid $VICTIM: ${HELLOS_SENT:-0} HELLOs all refused (EPERM), victim alive"
 
 RET=0
-wait_dev_attached veth0 10
-check_err $? "veth0 is not attached after the restarts"
-h1=$(tc_stat "" veth0 1 hw_packets) && h2=$(tc_stat "" veth0 2 hw_packets)
+wait_dev_attached xfv0 10
+check_err $? "xfv0 is not attached after the restarts"
+h1=$(tc_stat "" xfv0 1 hw_packets) && h2=$(tc_stat "" xfv0 2 hw_packets)
 check_err $? "cannot read the counters"
 check_offloaded "$h1" "$h2" "$(udp_count xfb veth_b)"
 log_test "after the kills both rules are in_hw and act in the datapath (hardware counters +$N each, none in software)"
@@ -256,8 +257,8 @@ pid=$(xf_status_get .helper_pid)
 ports=$(nl_generic_ports "$pid" | sort -u)
 [ -n "$ports" ]
 check_err $? "no generic netlink socket in /proc/$pid/fd"
-ifindex=$(cat /sys/class/net/veth0/ifindex)
-# The rule the impostor tries to add: drop 10.0.3.1 on veth0, ahead of
+ifindex=$(cat /sys/class/net/xfv0/ifindex)
+# The rule the impostor tries to add: drop 10.0.3.1 on xfv0, ahead of
 # the redirect (prio 1). Built from the uapi header by the C compiler.
 cat >"$TMP/rule.c" <<'EOF'
 #include <arpa/inet.h>
@@ -325,11 +326,11 @@ check_err $? "the helper changed: state $(xf_helper_state), pid $(xf_status_get 
 check_err $? "helper processes: $(pgrep -x xdp_flow_umh | tr '\n' ' '), not just $pid"
 [ -n "$(ls -A /sys/fs/bpf/xdp_flow 2>/dev/null)" ]
 check_err $? "nothing pinned under /sys/fs/bpf/xdp_flow any more (a SHUTDOWN acted?)"
-h1=$(tc_stat "" veth0 1 hw_packets) && h2=$(tc_stat "" veth0 2 hw_packets)
+h1=$(tc_stat "" xfv0 1 hw_packets) && h2=$(tc_stat "" xfv0 2 hw_packets)
 check_err $? "cannot read the counters"
 # the forged drop of 10.0.3.1 would keep these from veth_b
 check_offloaded "$h1" "$h2" "$(udp_count xfb veth_b)"
-shown=$(timeout 20 "$XF_CLI" -j show dev veth0 | jq -c '[.[] | .prio] | sort')
+shown=$(timeout 20 "$XF_CLI" -j show dev xfv0 | jq -c '[.[] | .prio] | sort')
 [ "$shown" = "[1,2]" ]
 check_err $? "xdp-flow show lists the rules of prios $shown, not [1,2]"
 log_test "forged RULE_ADD/RULE_DEL/STATS_GET/SHUTDOWN to the helper's port ($results) and a forged REPLY ($reply): same helper, rules offloaded and counting, nothing forged acts"

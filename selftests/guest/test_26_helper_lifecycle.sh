@@ -14,8 +14,7 @@
 #     traffic, unload: BPF programs, maps and links back to where they
 #     started, no kernel warning.
 
-source "$XF_ROOT/selftests/lib.sh"
-source "$XF_ROOT/selftests/guest/lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=10
@@ -87,30 +86,30 @@ case $exe in
 esac
 [ "$(pgrep -x xdp_flow_umh | tr '\n' ' ')" = "$pid " ]
 check_err $? "helper processes: $(pgrep -x xdp_flow_umh | tr '\n' ' '), not just $pid"
-xf_enable_default veth0
-check_err $? "xdp-flow enable dev veth0 (default hook) failed or veth0 never got attached"
-tc filter add dev veth0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
+xf_enable_default xfv0
+check_err $? "xdp-flow enable dev xfv0 (default hook) failed or xfv0 never got attached"
+tc filter add dev xfv0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
 check_err $? "tc filter add failed"
-[ "$(tc_hw_state "" veth0 1)" = in_hw ]
+[ "$(tc_hw_state "" xfv0 1)" = in_hw ]
 check_err $? "the drop rule is not in_hw"
 b0=$(udp_count xfb veth_b)
 send_udp xfa 10.0.2.1 $N
 check_err $? "send_udp failed"
-hw=$(wait_value $N 5 tc_stat "" veth0 1 hw_packets)
+hw=$(wait_value $N 5 tc_stat "" xfv0 1 hw_packets)
 [ "$hw" = $N ]
 check_err $? "the drop rule has $hw hardware packets, not $N"
 settle
-[ "$(tc_stat "" veth0 1 sw_packets)" = 0 ] && [ "$(udp_count xfb veth_b)" = "$b0" ]
+[ "$(tc_stat "" xfv0 1 sw_packets)" = 0 ] && [ "$(udp_count xfb veth_b)" = "$b0" ]
 check_err $? "dropped packets were seen in software or at veth_b"
-hook=$(xf_dev_hook veth0)
+hook=$(xf_dev_hook xfv0)
 log_test "no helper file: the module's own helper runs (pid $pid, exe '$exe'), drop offloaded (hook $hook, $hw hw packets)"
 
 # ---- 2: rmmod with the helper stopped ----
 RET=0
-tc filter add dev veth0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 \
-	action mirred egress redirect dev veth1
+tc filter add dev xfv0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 \
+	action mirred egress redirect dev xfv1
 check_err $? "tc filter add failed"
-[ "$(tc_hw_state "" veth0 2)" = in_hw ]
+[ "$(tc_hw_state "" xfv0 2)" = in_hw ]
 check_err $? "the redirect rule is not in_hw"
 progs_before=$(xf_bpf_progs | wc -l)
 links_before=$(xf_bpf_links | wc -l)
@@ -164,7 +163,7 @@ bad=$(dmesg_bad_since "$mark")
 check_err $? "kernel warnings: $bad"
 log_test "rmmod with the helper SIGSTOPped: returned in $t ms; no XDP/tcx program, link, pin or helper left"
 
-tc qdisc del dev veth0 clsact 2>/dev/null
+tc qdisc del dev xfv0 clsact 2>/dev/null
 unhide
 
 # ---- 3: a helper slower than the HELLO timeout ----
@@ -329,7 +328,7 @@ for dst in ("10.0.2.1", "10.0.3.1"):
 # <hw packets of 2>" from one tc dump.
 cycle_counters()
 {
-	timeout 20 tc -s -j filter show dev veth0 ingress | jq -r '
+	timeout 20 tc -s -j filter show dev xfv0 ingress | jq -r '
 		[.[] | select(.options != null)] as $f |
 		[1, 2] | map(. as $p | $f[] | select(.pref == $p) |
 			"\(.options.in_hw // false) \(.options.actions[0].stats.hw_packets // 0)") |
@@ -341,16 +340,16 @@ one_cycle()
 {
 	local i=$1 c b0 b1 end
 
-	insmod "$XF_KO" || { xf_err "cycle $i: insmod failed"; return 1; }
+	xf_load || { xf_err "cycle $i: modprobe failed"; return 1; }
 	xf_wait_helper 20 || { xf_err "cycle $i: no helper"; return 1; }
-	if ! { "$XF_CLI" enable dev veth0 && wait_dev_attached veth0 10 &&
-	       tc qdisc add dev veth0 clsact; }; then
-		xf_err "cycle $i: cannot enable veth0"
+	if ! { "$XF_CLI" enable dev xfv0 && wait_dev_attached xfv0 10 &&
+	       tc qdisc add dev xfv0 clsact; }; then
+		xf_err "cycle $i: cannot enable xfv0"
 		return 1
 	fi
 	tc -batch - <<EOF || { xf_err "cycle $i: tc filter add failed"; return 1; }
-filter add dev veth0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
-filter add dev veth0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 action mirred egress redirect dev veth1
+filter add dev xfv0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
+filter add dev xfv0 ingress pref 2 protocol ip flower dst_ip 10.0.3.1 action mirred egress redirect dev xfv1
 EOF
 	b0=$(udp_count xfb veth_b) || return 1
 	send_two $N || { xf_err "cycle $i: sending failed"; return 1; }
@@ -366,7 +365,7 @@ EOF
 		{ xf_err "cycle $i: veth_b received $((b1 - b0)) redirected packets, not $N"; return 1; }
 	[ "$i" = 1 ] && bpf_counts >"$TMP/loaded"
 	rmmod xdp_flow || { xf_err "cycle $i: rmmod failed"; return 1; }
-	tc qdisc del dev veth0 clsact ||
+	tc qdisc del dev xfv0 clsact ||
 		{ xf_err "cycle $i: tc qdisc del failed"; return 1; }
 	c=$(pgrep -x xdp_flow_umh | tr '\n' ' ')
 	[ -z "$c" ] || { xf_err "cycle $i: helpers left after rmmod: $c"; return 1; }
@@ -411,7 +410,7 @@ done_cycles=$((i - 1))
 t=$(($(now_ms) - t0))
 if [ -e /sys/module/xdp_flow ]; then
 	xf_unload
-	tc qdisc del dev veth0 clsact 2>/dev/null
+	tc qdisc del dev xfv0 clsact 2>/dev/null
 fi
 after=$(bpf_counts_settled)
 [[ "$before" =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]

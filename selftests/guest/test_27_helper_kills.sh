@@ -6,7 +6,7 @@
 # the kills (right before a kill, while the helper is down, at the same
 # time as the kill), some helpers killed before they registered.
 #  - The stream (UDP with a sequence number, xfa -> 10.0.2.1, redirected
-#    from veth0 to veth1 by an offloaded rule) never reaches TC's software
+#    from xfv0 to xfv1 by an offloaded rule) never reaches TC's software
 #    path: the rule's software packets stay 0, its hardware packets are all
 #    that was sent, and all of it arrives at veth_b. The largest gap between
 #    consecutive arrivals (kernel timestamps) is reported.
@@ -19,8 +19,7 @@
 #
 # Env: XF_KILLS (default 30), XF_KILL_SEED (default 27), XF_PPS (500)
 
-source "$XF_ROOT/selftests/lib.sh"
-source "$XF_ROOT/selftests/guest/lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 KILLS=${XF_KILLS:-30}
@@ -70,9 +69,9 @@ tc_change()
 	local k=$1 p=$(($1 - 1))
 
 	{
-		echo "filter add dev veth0 ingress pref $(pref_of "$k") protocol ip flower dst_ip $(addr_of "$k") action drop"
+		echo "filter add dev xfv0 ingress pref $(pref_of "$k") protocol ip flower dst_ip $(addr_of "$k") action drop"
 		if [ $p -ge 1 ] && ! kept $p; then
-			echo "filter del dev veth0 ingress pref $(pref_of $p)"
+			echo "filter del dev xfv0 ingress pref $(pref_of $p)"
 		fi
 	} | tc -force -batch - 2>>"$TMP/tc.err"
 }
@@ -97,7 +96,7 @@ check_added()
 {
 	local st
 
-	st=$(tc_hw_state "" veth0 "$(pref_of "$1")")
+	st=$(tc_hw_state "" xfv0 "$(pref_of "$1")")
 	[ "$st" = in_hw ] || NOT_IN_HW+=("pref $(pref_of "$1") (round $1, $2): $st")
 }
 
@@ -151,10 +150,10 @@ for i, dst in enumerate(sys.argv[2:]):
 ' "$M" "$@"
 }
 
-# rule_stats: "pref in_hw packets hw_packets" for every rule on veth0.
+# rule_stats: "pref in_hw packets hw_packets" for every rule on xfv0.
 rule_stats()
 {
-	timeout 30 tc -s -j filter show dev veth0 ingress | jq -r '
+	timeout 30 tc -s -j filter show dev xfv0 ingress | jq -r '
 		.[] | select(.options != null) |
 		"\(.pref) \(.options.in_hw // false) \(.options.actions[0].stats.packets // 0) \(.options.actions[0].stats.hw_packets // 0)"'
 }
@@ -162,21 +161,21 @@ rule_stats()
 xf_test_setup || exit 1
 
 RET=0
-xf_enable_default veth0
-check_err $? "xdp-flow enable dev veth0 (default hook) failed or veth0 never got attached"
+xf_enable_default xfv0
+check_err $? "xdp-flow enable dev xfv0 (default hook) failed or xfv0 never got attached"
 # neighbours for the drop rules' addresses, so that packets to a deleted
 # rule's address reach veth_c
 for ((k = 1; k <= KILLS; k++)); do
-	echo "neigh replace $(addr_of $k) lladdr $XF_MAC_VETH_C dev veth2 nud permanent"
+	echo "neigh replace $(addr_of $k) lladdr $XF_MAC_VETH_C dev xfv2 nud permanent"
 done | ip -batch -
 check_err $? "cannot add the neighbour entries"
-tc filter add dev veth0 ingress pref $REDIR_PREF protocol ip flower dst_ip 10.0.2.1 \
-	ip_proto udp dst_port $DPORT action mirred egress redirect dev veth1
+tc filter add dev xfv0 ingress pref $REDIR_PREF protocol ip flower dst_ip 10.0.2.1 \
+	ip_proto udp dst_port $DPORT action mirred egress redirect dev xfv1
 check_err $? "tc filter add (redirect) failed"
-[ "$(tc_hw_state "" veth0 $REDIR_PREF)" = in_hw ]
+[ "$(tc_hw_state "" xfv0 $REDIR_PREF)" = in_hw ]
 check_err $? "the redirect rule is not in_hw"
-hook=$(xf_dev_hook veth0)
-log_setup "setup: redirect of UDP to 10.0.2.1:$DPORT offloaded on veth0 (hook $hook)"
+hook=$(xf_dev_hook xfv0)
+log_setup "setup: redirect of UDP to 10.0.2.1:$DPORT offloaded on xfv0 (hook $hook)"
 [ $RET -eq 0 ] || exit 1
 
 # ---- the stream ----
@@ -329,8 +328,8 @@ done
 log_info "$kills kills in $((k - 1)) rounds, $t_kills s (seed $SEED): ${modes%, }; ${#SNIPED[@]} helpers killed right after they started, $unregistered of them before they registered"
 pid=$(wait_new_helper "$prev" 60)
 check_err $? "no helper running after the last kill"
-wait_dev_attached veth0 20
-check_err $? "veth0 is not attached after the kills"
+wait_dev_attached xfv0 20
+check_err $? "xfv0 is not attached after the kills"
 [ "$kills" -ge "$KILLS" ]
 check_err $? "$kills kills, not $KILLS"
 [ ! -s "$TMP/tc.err" ]
@@ -373,7 +372,7 @@ print(n, len(seqs), round(maxgap * 1000, 1), at)
 ' "$TMP/rx.pcap")
 read -r captured unique max_gap gap_at <<<"$gaps"
 log_info "sent $sent (largest gap in sending ${send_gap} ms), veth_b counted $((b1 - b0)), captured $captured ($unique distinct)"
-read -r pk hw sw < <(echo "$(tc_stat "" veth0 $REDIR_PREF packets) $(tc_stat "" veth0 $REDIR_PREF hw_packets) $(tc_stat "" veth0 $REDIR_PREF sw_packets)")
+read -r pk hw sw < <(echo "$(tc_stat "" xfv0 $REDIR_PREF packets) $(tc_stat "" xfv0 $REDIR_PREF hw_packets) $(tc_stat "" xfv0 $REDIR_PREF sw_packets)")
 log_info "redirect rule: packets $pk, hardware $hw, software $sw"
 [ "$sent" -gt 0 ] && [ "$b1" = $((b0 + sent)) ]
 check_err $? "veth_b counted $((b1 - b0)) of the $sent packets sent"
@@ -394,17 +393,17 @@ check_err $? "helper processes: '$pids', not just $pid"
 check_err $? "status: helper $(xf_helper_state), pid $(xf_status_get .helper_pid), not running as $pid"
 live=$(for k in "${!LIVE[@]}"; do echo "$k"; done | sort -n)
 want=$( (echo $REDIR_PREF; for k in $live; do pref_of "$k"; done) | sort -n | paste -sd, -)
-shown=$(timeout 20 "$XF_CLI" -j show dev veth0 | jq -r '[.[] | .prio] | sort | map(tostring) | join(",")')
+shown=$(timeout 20 "$XF_CLI" -j show dev xfv0 | jq -r '[.[] | .prio] | sort | map(tostring) | join(",")')
 [ "$shown" = "$want" ]
 check_err $? "xdp-flow show lists prios $shown, not the live $want"
-shown_sw=$(timeout 20 "$XF_CLI" -j show dev veth0 | jq -r '[.[] | select(.software != false) | .prio] | map(tostring) | join(",")')
+shown_sw=$(timeout 20 "$XF_CLI" -j show dev xfv0 | jq -r '[.[] | select(.software != false) | .prio] | map(tostring) | join(",")')
 [ -z "$shown_sw" ]
 check_err $? "rules in software per xdp-flow show: $shown_sw"
 rule_stats >"$TMP/st0"
 check_err $? "cannot read the rules' counters"
 tcprefs=$(awk '{ print $1 }' "$TMP/st0" | sort -n | paste -sd, -)
 [ "$tcprefs" = "$want" ]
-check_err $? "tc lists prefs $tcprefs on veth0, not the live $want"
+check_err $? "tc lists prefs $tcprefs on xfv0, not the live $want"
 notin=$(awk '$2 != "true" { print $1 }' "$TMP/st0" | paste -sd, -)
 [ -z "$notin" ]
 check_err $? "rules not in_hw: $notin"

@@ -6,7 +6,9 @@
 #   - the module per series, in a copy of net/xdp_flow/ and include/ under
 #     .cache/build/<series>/ (same relative layout, so the module's
 #     -I../../include works and two kernels never share object files).
-# Output: .cache/build/<series>/net/xdp_flow/xdp_flow.ko
+# Output: .cache/build/<series>/net/xdp_flow/xdp_flow.ko, also installed as
+# updates/xdp_flow.ko in the series' module tree (.cache/kernels/<series>/
+# root/lib/modules/<kver>, the guest's /lib/modules/<kver>).
 #
 # Usage: selftests/vm/build.sh [series...]     (no series: user space only)
 # Env:   XF_SKIP_USER=1  do not build user space
@@ -100,6 +102,13 @@ build_module() {
 		[ -f "$dst/net/xdp_flow/xdp_flow.ko" ] ||
 			{ msg "make succeeded but $dst/net/xdp_flow/xdp_flow.ko is missing"; exit 1; }
 		msg "$dst/net/xdp_flow/xdp_flow.ko"
+		# Installed into the guest kernel's module tree, as users
+		# install it, so that `modprobe xdp_flow` finds it in the guest.
+		install -D -m 0644 "$dst/net/xdp_flow/xdp_flow.ko" \
+			"$ROOT/lib/modules/$KVER/updates/xdp_flow.ko" &&
+			depmod -b "$ROOT" "$KVER" ||
+			{ msg "installing xdp_flow.ko into $ROOT/lib/modules/$KVER failed"; exit 1; }
+		msg "installed: $ROOT/lib/modules/$KVER/updates/xdp_flow.ko"
 	) || failed=1
 }
 
