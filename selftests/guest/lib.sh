@@ -74,12 +74,9 @@ XF_MAC_VETH_C=02:0f:00:00:03:01
 # xf_modprobe_deps: the kernel modules the tests rely on.
 xf_modprobe_deps()
 {
-	local m rc=0
-
-	for m in cls_flower act_gact act_mirred sch_ingress veth; do
-		modprobe "$m" || { echo "# modprobe $m failed" >&2; rc=1; }
-	done
-	return $rc
+	# one modprobe for all (every module load of every test comes here)
+	modprobe -a cls_flower act_gact act_mirred sch_ingress veth ||
+		{ echo "# modprobe -a cls_flower act_gact act_mirred sch_ingress veth failed" >&2; return 1; }
 }
 
 # xf_load [param=value...]: load the module with modprobe, as users do

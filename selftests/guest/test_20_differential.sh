@@ -17,13 +17,13 @@
 #    software.
 # The floors are what the vocabulary reaches with each hook, less a margin.
 #
-# Env: XF_DIFF_CASES (default 300), XF_DIFF_SEED (default 1),
+# Env: XF_DIFF_CASES (default 200), XF_DIFF_SEED (default 1),
 #      XF_DIFF_LANES (default 8), XF_DIFF_MIN_HW, XF_DIFF_MIN_XDP
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
-CASES=${XF_DIFF_CASES:-300}
+CASES=${XF_DIFF_CASES:-200}
 SEED=${XF_DIFF_SEED:-1}
 LANES=${XF_DIFF_LANES:-8}
 
