@@ -40,16 +40,17 @@ udp_counter_add()
 		protocol ip flower ip_proto udp action pass
 }
 
-# tc_filter_json <ns> <dev> <pref>: the JSON object of the filter (the
-# entry with options, not the chain head).
+# tc_filter_json <ns> <dev> <pref> [<jq filter> [jq options...]]: the JSON
+# object of the filter (the entry with options, not the chain head), or
+# what the jq filter makes of it (strings raw).
 tc_filter_json()
 {
-	local ns=$1 dev=$2 pref=$3 out
+	local ns=$1 dev=$2 pref=$3 prog=${4:-.} out
 
 	# A stats request that hangs in the module must fail the check, not
 	# the whole test by its timeout.
 	out=$(xf_nsexec "$ns" timeout 20 tc -s -j filter show dev "$dev" ingress pref "$pref" |
-	      jq -c '[.[] | select(.options != null)] | .[0] // empty')
+	      jq -cr "${@:5}" "[.[] | select(.options != null)] | .[0] // empty | $prog")
 	if [ -z "$out" ]; then
 		xf_err "no filter with pref $pref on $dev${ns:+ in $ns}"
 		return 1
@@ -65,25 +66,19 @@ tc_filter_json()
 # stats object and its packets/bytes must be there.
 tc_stat()
 {
-	local ns=$1 dev=$2 pref=$3 field=$4 js
+	local field=$4 val
 
-	# One jq: this runs in every poll of every counter. iproute2 leaves
-	# hw_* and sw_* out when they are zero.
-	js=$(xf_nsexec "$ns" timeout 20 tc -s -j filter show dev "$dev" ingress pref "$pref" |
-	     jq -r --arg f "$field" '[.[] | select(.options != null)] | .[0] //
-		{none: true} | if .none then "none" else
-		(.options.actions[0].stats // {}) | if .packets == null then "nofield"
+	# Read in the one jq of tc_filter_json: this runs in every poll of
+	# every counter.
+	val=$(tc_filter_json "$1" "$2" "$3" '(.options.actions[0].stats // {}) |
+		if .packets == null then "nofield"
 		elif ($f | test("^(hw|sw)_")) then (.[$f] // 0)
-		else (.[$f] // "nofield") end end')
-	case $js in
-	none|"")
-		xf_err "no filter with pref $pref on $dev${ns:+ in $ns}"
-		return 1 ;;
-	nofield)
-		xf_err "filter pref $pref on $dev has no stats field '$field'"
-		return 1 ;;
-	esac
-	echo "$js"
+		else (.[$f] // "nofield") end' --arg f "$field") || return 1
+	if [ "$val" = nofield ]; then
+		xf_err "filter pref $3 on $2 has no stats field '$field'"
+		return 1
+	fi
+	echo "$val"
 }
 
 # udp_count <ns> <dev>: UDP packets counted by udp_counter_add.
