@@ -83,6 +83,7 @@ struct table {
 	struct tmask masks[XDP_FLOW_MAX_MASKS];
 	__u32 next_mask_id;
 	unsigned int nr_rules;
+	unsigned int nr_flows;		/* entries in xf_flows */
 	unsigned int epoch;
 	/* Grace periods: bumped at every list swap. del_barrier[id] is its
 	 * value when rule @id was last unlinked.
@@ -210,6 +211,21 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 	return -EINVAL;
 }
 
+static bool is_shield_id(__u32 id)
+{
+	return id >= XDP_FLOW_SHIELD_ID_BASE && id < XDP_FLOW_MAX_RULES;
+}
+
+/* A shield matches every frame of one device and hands it to the stack. */
+static bool shield_ok(const struct xdp_flow_rule *r)
+{
+	struct xdp_flow_key m = { .ifindex = 0xffffffff };
+
+	return (r->flags & XDP_FLOW_RULE_F_SOFTWARE) &&
+	       !memcmp(&r->mask, &m, sizeof(m)) && !r->l4_src_range.max &&
+	       !r->l4_dst_range.max;
+}
+
 static int rule_check(const struct xdp_flow_rule *r, char *msg, size_t len)
 {
 	const __u8 *k = (const __u8 *)&r->key, *m = (const __u8 *)&r->mask;
@@ -222,8 +238,15 @@ static int rule_check(const struct xdp_flow_rule *r, char *msg, size_t len)
 			 XDP_FLOW_MAX_RULES - 1);
 		return -EINVAL;
 	}
-	if (r->flags & ~(XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_NFTABLES)) {
+	if (r->flags & ~(XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_NFTABLES |
+			 XDP_FLOW_RULE_F_SHIELD)) {
 		snprintf(msg, len, "unknown rule flags 0x%x", r->flags);
+		return -EINVAL;
+	}
+	if (!(r->flags & XDP_FLOW_RULE_F_SHIELD) != !is_shield_id(r->id) ||
+	    (is_shield_id(r->id) && !shield_ok(r))) {
+		snprintf(msg, len, "rule %u: shields are software rules on the ifindex alone, with ids from %u",
+			 r->id, XDP_FLOW_SHIELD_ID_BASE);
 		return -EINVAL;
 	}
 	if (r->nr_actions > XDP_FLOW_MAX_ACTIONS) {
@@ -451,6 +474,36 @@ static unsigned int masks_after(struct table *t, const struct trule *old,
 		}
 		for (j = 0; j < i; j++)
 			if (!memcmp(&exp[j].mask, &exp[i].mask, sizeof(exp[i].mask)))
+				break;
+		count += j == i;
+	}
+	return count;
+}
+
+/* Whether the shields' mask (the ifindex alone) is in use: it is kept free
+ * for them, and only they use it.
+ */
+static unsigned int shield_mask_used(struct table *t)
+{
+	struct xdp_flow_key m = { .ifindex = 0xffffffff };
+	struct tmask *tm = mask_find(t, &m);
+
+	return tm && tm->nr_entries;
+}
+
+/* How many of the @n flow entries @exp are not in the flow map yet. */
+static unsigned int flows_new(struct table *t, const struct texp *exp,
+			      unsigned int n)
+{
+	unsigned int i, j, count = 0;
+
+	for (i = 0; i < n; i++) {
+		struct tmask *tm = mask_find(t, &exp[i].mask);
+
+		if (tm && flow_best(t, tm, &exp[i].key, NULL))
+			continue;
+		for (j = 0; j < i; j++)
+			if (!memcmp(&exp[j], &exp[i], sizeof(exp[i])))
 				break;
 		count += j == i;
 	}
@@ -697,6 +750,8 @@ static int rule_unlink(struct table *t, struct trule *r)
 
 		next = flow_best(t, e->mask, &e->key, r);
 		flow_unlink(t, e);
+		if (was_best && !next)
+			t->nr_flows--;
 		if (was_best && !err)
 			err = next ? flow_write(t, next) : flow_erase(t, e);
 	}
@@ -777,6 +832,7 @@ static int rule_link(struct table *t, struct trule *r, unsigned int n)
 			if (err)
 				break;
 		}
+		t->nr_flows += !prev;
 		flow_link(t, e);
 		e->mask->nr_entries++;
 		r->nr_entries++;
@@ -832,10 +888,19 @@ int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 		return n;
 	}
 	/* Refuse before touching anything: a failed add loses nothing. */
-	if (masks_after(t, old, exp, n) > XDP_FLOW_MAX_MASKS) {
-		snprintf(msg, len, "mask table full (%u masks)",
-			 XDP_FLOW_MAX_MASKS);
-		return -ENOSPC;
+	if (!(rule->flags & XDP_FLOW_RULE_F_SHIELD)) {
+		if (masks_after(t, old, exp, n) - shield_mask_used(t) >
+		    XDP_FLOW_MAX_MASKS - 1) {
+			snprintf(msg, len, "mask table full (%u masks)",
+				 XDP_FLOW_MAX_MASKS - 1);
+			return -ENOSPC;
+		}
+		if (t->nr_flows + flows_new(t, exp, n) >
+		    XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS) {
+			snprintf(msg, len, "flow table full (%u entries)",
+				 XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS);
+			return -ENOSPC;
+		}
 	}
 	r = calloc(1, sizeof(*r) + n * sizeof(r->entries[0]));
 	if (!r) {
@@ -1153,6 +1218,7 @@ int table_recover(struct table *t)
 
 			if (flow_best(t, e->mask, &e->key, NULL) != e)
 				continue;
+			t->nr_flows++;
 			err = flow_write(t, e);
 			if (err)
 				return err;

@@ -139,7 +139,12 @@ static int xdp_flow_dump_devs(struct sk_buff *skb, struct netlink_callback *cb)
 		    nla_put_string(skb, XDP_FLOW_ATTR_HOOK_WHY, xdev->why) ||
 		    nla_put_u32(skb, XDP_FLOW_ATTR_RULE_COUNT,
 				xdev->nr_offloaded) ||
-		    nla_put_s32(skb, XDP_FLOW_ATTR_ERROR, xdev->err)) {
+		    nla_put_s32(skb, XDP_FLOW_ATTR_ERROR, xdev->err) ||
+		    (xdev->nr_waiting &&
+		     (nla_put_u32(skb, XDP_FLOW_ATTR_WAITING,
+				  xdev->nr_waiting) ||
+		      nla_put_u32(skb, XDP_FLOW_ATTR_SHIELD_PRIO,
+				  xdev->shield_order >> 32)))) {
 			genlmsg_cancel(skb, hdr);
 			break;
 		}

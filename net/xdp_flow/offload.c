@@ -16,6 +16,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/stringify.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/flow_offload.h>
@@ -117,8 +118,11 @@ xdp_flow_entry_find(struct xdp_flow_binding *b, unsigned long cookie)
 				      xdp_flow_cookie_params);
 }
 
+static void xdp_flow_entry_unwait(struct xdp_flow_entry *entry);
+
 static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
 {
+	xdp_flow_entry_unwait(entry);
 	rhashtable_remove_fast(&entry->binding->cookies, &entry->node,
 			       xdp_flow_cookie_params);
 	list_del(&entry->list);
@@ -268,7 +272,119 @@ static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 	entry->stale = false;
 	if (xdp_flow_entry_set_installed(entry, true))
 		xdp_flow_attach_due = true;
+	xdp_flow_entry_unwait(entry);
 	return 0;
+}
+
+/* --- shields: while a rule waits for room, its device's frames go to the
+ * stack from that rule's order on (see XDP_FLOW_MAX_SHIELDS)
+ */
+
+/* Rules that wait for room, over all devices. */
+static unsigned int xdp_flow_nr_waiting;
+
+/* Hands @xdev's frames to the stack from @order on, whatever the helper
+ * held before. Caller holds xdp_flow_lock.
+ */
+static int xdp_flow_shield_send(struct xdp_flow_dev *xdev, u64 order)
+{
+	struct xdp_flow_rule *rule;
+	int err;
+
+	if (order == XDP_FLOW_NO_SHIELD) {
+		err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_DEL, 0,
+					   xdev->shield_id, 0, NULL, NULL, NULL);
+		return err == -ENOENT ? 0 : err;
+	}
+	rule = kzalloc(sizeof(*rule), GFP_KERNEL);
+	if (!rule)
+		return -ENOMEM;
+	rule->id = xdev->shield_id;
+	rule->flags = XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_SHIELD;
+	rule->order = order;
+	rule->key.ifindex = xdev->ifindex;
+	rule->mask.ifindex = 0xffffffff;
+	rule->nr_actions = 1;
+	rule->actions[0].id = XDP_FLOW_ACTION_PASS;
+	err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, rule, NULL,
+				   NULL);
+	kfree(rule);
+	return err;
+}
+
+static void xdp_flow_shield_set(struct xdp_flow_dev *xdev, u64 order)
+{
+	u64 was = xdev->shield_order;
+	int err;
+
+	if (order == was)
+		return;
+	err = xdp_flow_shield_send(xdev, order);
+	if (err) {
+		/* A helper that comes back gets it in the replay. */
+		if (xdp_flow_helper_running())
+			pr_err("xdp_flow: ifindex %d: the helper refused the device's shield (%d)\n",
+			       xdev->ifindex, err);
+		return;
+	}
+	xdev->shield_order = order;
+	if (was == XDP_FLOW_NO_SHIELD)
+		pr_warn("xdp_flow: ifindex %d: rules wait for room in the XDP tables; the device's frames go to the stack from prio %llu on\n",
+			xdev->ifindex, order >> 32);
+	else if (order == XDP_FLOW_NO_SHIELD)
+		pr_info("xdp_flow: ifindex %d: no rule waits for room any more\n",
+			xdev->ifindex);
+}
+
+/* The lowest order of the rules of @xdev that wait for room. */
+static u64 xdp_flow_waiting_min(const struct xdp_flow_dev *xdev)
+{
+	u64 min = XDP_FLOW_NO_SHIELD;
+	struct xdp_flow_entry *entry;
+	struct xdp_flow_binding *b;
+
+	if (!xdev->nr_waiting)
+		return min;
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (b->ifindex != xdev->ifindex)
+			continue;
+		list_for_each_entry(entry, &b->entries, list)
+			if (entry->waiting && entry->rule.order < min)
+				min = entry->rule.order;
+	}
+	return min;
+}
+
+/* The helper had no room for @entry: shield what it may match. */
+static void xdp_flow_entry_wait(struct xdp_flow_entry *entry)
+{
+	struct xdp_flow_dev *xdev = xdp_flow_dev_find(entry->binding->ifindex);
+
+	if (!xdev)
+		return;
+	if (!entry->waiting) {
+		entry->waiting = true;
+		xdev->nr_waiting++;
+		xdp_flow_nr_waiting++;
+	}
+	if (entry->rule.order < xdev->shield_order)
+		xdp_flow_shield_set(xdev, entry->rule.order);
+}
+
+/* @entry is in, or gone: its device's shield may rise or go. */
+static void xdp_flow_entry_unwait(struct xdp_flow_entry *entry)
+{
+	struct xdp_flow_dev *xdev;
+
+	if (!entry->waiting)
+		return;
+	entry->waiting = false;
+	xdp_flow_nr_waiting--;
+	xdev = xdp_flow_dev_find(entry->binding->ifindex);
+	if (!xdev || WARN_ON_ONCE(!xdev->nr_waiting))
+		return;
+	xdev->nr_waiting--;
+	xdp_flow_shield_set(xdev, xdp_flow_waiting_min(xdev));
 }
 
 static void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry)
@@ -351,15 +467,21 @@ static int xdp_flow_cls_stats(struct xdp_flow_binding *b,
 	return 0;
 }
 
+static void xdp_flow_retry_waiting(void);
+
 static int xdp_flow_cls_destroy(struct xdp_flow_binding *b,
 				struct flow_cls_offload *f)
 {
 	struct xdp_flow_entry *entry = xdp_flow_entry_find(b, f->cookie);
+	bool room;
 
 	if (!entry)
 		return 0;
+	room = entry->installed;
 	xdp_flow_entry_uninstall(entry);
 	xdp_flow_entry_free(entry);
+	if (room)
+		xdp_flow_retry_waiting();
 	return 0;
 }
 
@@ -383,7 +505,8 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
 	if (!entry)
 		return -ENOMEM;
-	id = ida_alloc_max(&xdp_flow_ids, XDP_FLOW_MAX_RULES - 1, GFP_KERNEL);
+	id = ida_alloc_max(&xdp_flow_ids, XDP_FLOW_SHIELD_ID_BASE - 1,
+			   GFP_KERNEL);
 	if (id < 0) {
 		kfree(entry);
 		NL_SET_ERR_MSG_MOD(report, "rule table is full");
@@ -466,8 +589,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		xdp_flow_entry_to_software(entry);
 	}
 	if (xdp_flow_entry_install(entry, NULL))
-		pr_warn_ratelimited("xdp_flow: could not install software rule %u on ifindex %d\n",
-				    entry->rule.id, b->ifindex);
+		xdp_flow_entry_wait(entry);
 	return -EOPNOTSUPP;
 }
 
@@ -909,8 +1031,34 @@ static struct xdp_flow_entry **xdp_flow_sorted_entries(int ifindex,
 	return arr;
 }
 
+/*
+ * Room may have come free in the XDP tables: puts in the rules that wait
+ * for it, in TC's order, up to the first that still does not fit.
+ */
+static void xdp_flow_retry_waiting(void)
+{
+	struct xdp_flow_entry **arr, *entry;
+	struct xdp_flow_binding *b;
+	unsigned int i, n = 0;
+
+	if (!xdp_flow_nr_waiting || !xdp_flow_helper_running())
+		return;
+	arr = kvmalloc_array(xdp_flow_nr_waiting, sizeof(*arr), GFP_KERNEL);
+	if (!arr)
+		return;
+	list_for_each_entry(b, &xdp_flow_bindings, list)
+		list_for_each_entry(entry, &b->entries, list)
+			if (entry->waiting && n < xdp_flow_nr_waiting)
+				arr[n++] = entry;
+	sort(arr, n, sizeof(*arr), xdp_flow_order_cmp, NULL);
+	for (i = 0; i < n; i++)
+		if (xdp_flow_entry_install(arr[i], NULL))
+			break;
+	kvfree(arr);
+}
+
 /* Installs in ascending order, so that what XDP holds is always a prefix
- * of TC's order.
+ * of TC's order; what does not fit waits behind its device's shield.
  */
 static int xdp_flow_install_all(int ifindex)
 {
@@ -929,8 +1077,7 @@ static int xdp_flow_install_all(int ifindex)
 		xdp_flow_entry_set_installed(arr[i], false);
 		err = xdp_flow_entry_install(arr[i], NULL);
 		if (err) {
-			pr_warn("xdp_flow: helper refused rule %u (%d)\n",
-				arr[i]->rule.id, err);
+			xdp_flow_entry_wait(arr[i]);
 			err = 0;
 		}
 	}
@@ -947,9 +1094,30 @@ static void xdp_flow_uninstall_all(int ifindex)
 	arr = xdp_flow_sorted_entries(ifindex, &n);
 	if (!arr)
 		return;
-	while (n--)
+	while (n--) {
+		/* The shield goes with the device (xdp_flow_shield_free()). */
+		if (arr[n]->waiting) {
+			arr[n]->waiting = false;
+			xdp_flow_nr_waiting--;
+		}
 		xdp_flow_entry_uninstall(arr[n]);
+	}
 	kvfree(arr);
+}
+
+/*
+ * Takes @xdev's shield out and gives its id back, or keeps the id for the
+ * next helper to take out. Caller holds xdp_flow_lock, and @xdev is off
+ * xdp_flow_devs or going.
+ */
+static void xdp_flow_shield_free(struct xdp_flow_dev *xdev)
+{
+	if (xdev->shield_order != XDP_FLOW_NO_SHIELD &&
+	    xdp_flow_shield_send(xdev, XDP_FLOW_NO_SHIELD) &&
+	    !xa_err(xa_store(&xdp_flow_stale_rules, xdev->shield_id,
+			     xa_mk_value(0), GFP_KERNEL)))
+		return;
+	ida_free(&xdp_flow_ids, xdev->shield_id);
 }
 
 static bool xdp_flow_unseen_rules(int ifindex)
@@ -1050,6 +1218,19 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 		mutex_unlock(&xdp_flow_lock);
 		return -ENOMEM;
 	}
+	err = ida_alloc_range(&xdp_flow_ids, XDP_FLOW_SHIELD_ID_BASE,
+			      XDP_FLOW_MAX_RULES - 1, GFP_KERNEL);
+	if (err < 0) {
+		mutex_unlock(&xdp_flow_lock);
+		kfree(xdev);
+		if (err == -ENOSPC)
+			NL_SET_ERR_MSG_MOD(extack, "offload is enabled on "
+					   __stringify(XDP_FLOW_MAX_SHIELDS)
+					   " devices already, the most it can be");
+		return err;
+	}
+	xdev->shield_id = err;
+	xdev->shield_order = XDP_FLOW_NO_SHIELD;
 	xdev->ifindex = dev->ifindex;
 	xdev->xdp_mode = xdp_mode;
 	xdev->why = why;
@@ -1123,9 +1304,11 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 		return -ENOENT;
 	}
 	xdp_flow_uninstall_all(ifindex);
+	xdp_flow_shield_free(xdev);
 	bits = xdev->peer_tx_off;
 	list_del(&xdev->list);
 	kfree(xdev);
+	xdp_flow_retry_waiting();
 	mutex_unlock(&xdp_flow_lock);
 	/* An attach of this device in flight lands before our detach. */
 	flush_work(&xdp_flow_attach_work);
@@ -1207,9 +1390,19 @@ int xdp_flow_replay(void)
 		if (err)
 			goto out;
 	}
+	/* The shields first: what waited for room before still waits. */
+	list_for_each_entry(xdev, &xdp_flow_devs, list) {
+		if (xdev->shield_order == XDP_FLOW_NO_SHIELD)
+			continue;
+		err = xdp_flow_shield_send(xdev, xdev->shield_order);
+		if (err)
+			goto out;
+	}
 	err = xdp_flow_install_all(0);
 	if (err)
 		goto out;
+	list_for_each_entry(xdev, &xdp_flow_devs, list)
+		xdp_flow_shield_set(xdev, xdp_flow_waiting_min(xdev));
 	err = xdp_flow_helper_call(XDP_FLOW_CMD_SYNC, 0, 0, 0, NULL, NULL, NULL);
 out:
 	mutex_unlock(&xdp_flow_lock);
@@ -1280,9 +1473,11 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 	xdev = xdp_flow_dev_find(dev->ifindex);
 	if (xdev && net_eq(dev_net(dev), &init_net)) {
 		xdp_flow_uninstall_all(dev->ifindex);
+		xdp_flow_shield_free(xdev);
 		bits = xdev->peer_tx_off;
 		list_del(&xdev->list);
 		kfree(xdev);
+		xdp_flow_retry_waiting();
 		if (xdp_flow_helper_post(XDP_FLOW_CMD_DEV_DETACH, dev->ifindex,
 					 0))
 			xdp_flow_stale_link(dev->ifindex);
@@ -1337,6 +1532,7 @@ void xdp_flow_offload_exit(void)
 		dev = __dev_get_by_index(&init_net, xdev->ifindex);
 		if (dev)
 			xdp_flow_peer_tx_restore(dev, xdev->peer_tx_off);
+		ida_free(&xdp_flow_ids, xdev->shield_id);
 		list_del(&xdev->list);
 		kfree(xdev);
 	}

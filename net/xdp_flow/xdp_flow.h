@@ -32,6 +32,10 @@ extern struct mutex xdp_flow_lock;
  * @peer_tx_off: VLAN insertion and checksum offloads turned off on the
  *	device's veth peer while offload is enabled (XDP_FLOW_PEER_TX_OFF
  *	bits), to restore
+ * @shield_id: the rule id of the device's shield (see XDP_FLOW_MAX_SHIELDS)
+ * @shield_order: the order of the shield the helper holds, or
+ *	XDP_FLOW_NO_SHIELD
+ * @nr_waiting: rules of the device the helper had no room for
  */
 struct xdp_flow_dev {
 	struct list_head list;
@@ -43,7 +47,12 @@ struct xdp_flow_dev {
 	unsigned int nr_offloaded;
 	bool attached;
 	netdev_features_t peer_tx_off;
+	u32 shield_id;
+	u64 shield_order;
+	unsigned int nr_waiting;
 };
+
+#define XDP_FLOW_NO_SHIELD	U64_MAX
 
 /**
  * struct xdp_flow_binding - one flow block of one device the module is bound to
@@ -92,6 +101,8 @@ enum xdp_flow_entry_kind {
  * @mask: the flower mask it belongs to (ranks equal prios)
  * @kind: enum xdp_flow_entry_kind
  * @installed: the helper has it in the XDP tables
+ * @waiting: the helper had no room for it: its device's shield hands what
+ *	it may match to the stack until it is in
  * @stale: a helper may hold it though the module asked for its removal
  *	(no helper answered): the next helper removes it first
  * @rule: the rule as the helper receives it; @rule.id is ours
@@ -110,6 +121,7 @@ struct xdp_flow_entry {
 	struct xdp_flow_mask_ref *mask;
 	enum xdp_flow_entry_kind kind;
 	bool installed;
+	bool waiting;
 	bool stale;
 	struct xdp_flow_rule rule;
 	struct xdp_flow_port_range l4_src_range;

@@ -572,7 +572,7 @@ static int status_handler(struct nlattr **tb, void *arg)
 
 static int dev_handler(struct nlattr **tb, void *arg)
 {
-	uint32_t ifindex, state, mode, rules;
+	uint32_t ifindex, state, mode, rules, waiting, shield_prio;
 	char name[IF_NAMESIZE + 16];
 	char msg[256] = "", why[256] = "";
 	int32_t error = 0;
@@ -584,6 +584,8 @@ static int dev_handler(struct nlattr **tb, void *arg)
 	state = attr_u32(tb, XDP_FLOW_ATTR_DEV_STATE, UINT32_MAX);
 	mode = attr_u32(tb, XDP_FLOW_ATTR_XDP_MODE, UINT32_MAX);
 	rules = attr_u32(tb, XDP_FLOW_ATTR_RULE_COUNT, 0);
+	waiting = attr_u32(tb, XDP_FLOW_ATTR_WAITING, 0);
+	shield_prio = attr_u32(tb, XDP_FLOW_ATTR_SHIELD_PRIO, 0);
 	if (tb[XDP_FLOW_ATTR_ERROR])
 		error = (int32_t)nla_get_u32(tb[XDP_FLOW_ATTR_ERROR]);
 	if (tb[XDP_FLOW_ATTR_MSG])
@@ -602,6 +604,9 @@ static int dev_handler(struct nlattr **tb, void *arg)
 		if (why[0])
 			jw_string("hook_why", why);
 		jw_u64("rule_count", rules);
+		jw_u64("waiting", waiting);
+		if (waiting)
+			jw_u64("to_stack_from_prio", shield_prio);
 		if (error || msg[0]) {
 			jw_s64("error_code", error);
 			jw_string("error", msg[0] ? msg : strerror(error < 0 ? -error : error));
@@ -616,6 +621,13 @@ static int dev_handler(struct nlattr **tb, void *arg)
 	printf(", %u rule%s\n", rules, rules == 1 ? "" : "s");
 	if (why[0])
 		printf("    hook: %s\n", why);
+	if (waiting)
+		printf("    %u rule%s wait%s for room in the XDP tables: frames go to the stack from %s %u on\n",
+		       waiting, waiting == 1 ? "" : "s", waiting == 1 ? "s" : "",
+		       shield_prio >= XDP_FLOW_ORDER_NFT_BASE ?
+		       "nftables chain priority" : "prio",
+		       shield_prio >= XDP_FLOW_ORDER_NFT_BASE ?
+		       shield_prio - XDP_FLOW_ORDER_NFT_BASE : shield_prio);
 	if (error || msg[0])
 		printf("    error: %s%s%s\n", msg, msg[0] && error ? ": " : "",
 		       error ? strerror(error < 0 ? -error : error) : "");

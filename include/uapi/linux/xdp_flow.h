@@ -19,6 +19,7 @@
  *   DEV_GET     (dump)                   one message per enabled device:
  *                                        IFINDEX DEV_STATE XDP_MODE
  *                                        HOOK_WHY RULE_COUNT [ERROR]
+ *                                        [WAITING SHIELD_PRIO]
  *   RULE_GET    (dump) [IFINDEX]         one message per rule the module
  *                                        knows: RULE STATS
  *   STATUS_GET                           HELPER_STATE HELPER_PID
@@ -71,12 +72,23 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	7
+#define XDP_FLOW_ABI_VERSION	8
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 #define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
 #define XDP_FLOW_MAX_MASKS	128	/* distinct masks in the XDP tables */
 #define XDP_FLOW_MAX_ACTIONS	8
+/*
+ * Shields: the top XDP_FLOW_MAX_SHIELDS rule ids, one per enabled device.
+ * A device's shield is a software rule (XDP_FLOW_RULE_F_SHIELD) that
+ * matches every frame of the device, with the order of the first rule the
+ * helper had no room for: from that rule on, the device's frames go to the
+ * stack until the rule is in. The helper keeps a mask and
+ * XDP_FLOW_MAX_SHIELDS flow entries free for shields, so a shield always
+ * fits.
+ */
+#define XDP_FLOW_MAX_SHIELDS	1024
+#define XDP_FLOW_SHIELD_ID_BASE	(XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS)
 /* Flow entries one rule may take: a port range is matched as the prefixes
  * that cover it, one masked entry each (a range on both ports: the product).
  */
@@ -240,6 +252,11 @@ struct xdp_flow_port_range {
 						 * netdev ingress chain of
 						 * flags offload, not by TC
 						 */
+#define XDP_FLOW_RULE_F_SHIELD		0x4	/* a device's shield: with
+						 * F_SOFTWARE, id from
+						 * XDP_FLOW_SHIELD_ID_BASE,
+						 * key and mask the ifindex
+						 */
 
 /* Added to an nftables chain's priority (1 .. 65535) in a rule's @order:
  * the netdev ingress hook runs after TC's, so its rules come after TC's.
@@ -373,6 +390,14 @@ enum xdp_flow_attr {
 	XDP_FLOW_ATTR_HELPER_RESTARTS,	/* u32 */
 	XDP_FLOW_ATTR_PAD,
 	XDP_FLOW_ATTR_HOOK_WHY,		/* string, why this hook (DEV_GET) */
+	XDP_FLOW_ATTR_WAITING,		/* u32, rules that wait for room in
+					 * the XDP tables (DEV_GET)
+					 */
+	XDP_FLOW_ATTR_SHIELD_PRIO,	/* u32, TC prio (nftables: chain
+					 * priority + XDP_FLOW_ORDER_NFT_BASE)
+					 * from which the device's frames go
+					 * to the stack (DEV_GET, with WAITING)
+					 */
 	__XDP_FLOW_ATTR_MAX,
 };
 

@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Full tables change speed, never outcome. Rules the helper has no room
+# for (here: more distinct masks than the XDP tables hold) wait, and from
+# the first of them on the device's frames go to the stack (its shield):
+# an offloaded rule of an earlier prio still acts in XDP, a later one
+# never acts before a waiting rule. A prio-1 exception that waits over an
+# offloaded prio-100 drop lets its packets through, as TC alone does;
+# xdp-flow status and the kernel log say that rules wait. Once rules are
+# deleted the waiting ones go in, and XDP acts again on the whole device.
+
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
+source "$XF_ROOT/selftests/guest/offload_lib.sh"
+
+N=40
+PORT=4000
+# More masks than the tables hold (XDP_FLOW_MAX_MASKS, 128, one of them
+# kept for the shields): distinct src/dst prefix lengths.
+FILL=140
+
+trap xf_test_cleanup EXIT
+
+xf_test_setup || exit 1
+
+# xf_dev_json <dev>: the device's object in xdp-flow status -j.
+xf_dev_json()
+{
+	xdp-flow -j status | jq -ce --arg d "$1" '.devices[] | select(.dev == $d)'
+}
+
+RET=0
+xf_enable_xfv0
+check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
+tc filter add dev xfv0 ingress pref 100 protocol ip flower dst_ip 10.0.2.1 \
+	action drop
+check_err $? "tc filter add pref 100 failed"
+[ "$(tc_hw_state "" xfv0 100)" = in_hw ]
+check_err $? "the prio-100 drop is not in_hw"
+send_expect xfa 10.0.2.1 $N $PORT -- hw:xfv0/100+$N udp:xfb/veth_b+0
+log_test "prio 100 drop of 10.0.2.1 runs in XDP"
+
+RET=0
+mark=$(dmesg_mark)
+batch=$(mktemp)
+n=0
+for s in $(seq 8 32); do
+	for d in $(seq 8 32); do
+		[ $n -lt $FILL ] || break 2
+		echo "filter add dev xfv0 ingress pref 200 protocol ip flower src_ip 10.99.0.0/$s dst_ip 10.98.0.0/$d action drop"
+		n=$((n + 1))
+	done
+done >"$batch"
+tc -b "$batch"
+check_err $? "tc -b of $FILL rules of distinct masks failed"
+rm -f "$batch"
+in_hw=$(tc -j filter show dev xfv0 ingress pref 200 |
+	jq '[.[] | select(.options.in_hw == true)] | length')
+total=$(tc -j filter show dev xfv0 ingress pref 200 |
+	jq '[.[] | select(.options != null)] | length')
+[ "$total" = $FILL ] && [ "$in_hw" -gt 100 ] && [ "$in_hw" -lt $FILL ]
+check_err $? "of $total prio-200 rules $in_hw are in_hw: not some but not all"
+js=$(xf_dev_json xfv0)
+check_err $? "xdp-flow status -j does not list xfv0"
+[ "$(echo "$js" | jq .waiting)" = $((FILL - in_hw)) ] &&
+	[ "$(echo "$js" | jq .to_stack_from_prio)" = 200 ]
+check_err $? "status does not say that $((FILL - in_hw)) rules wait from prio 200: $js"
+xdp-flow status | grep -q "wait for room in the XDP tables: frames go to the stack from prio 200 on"
+check_err $? "xdp-flow status does not say that rules wait: $(xdp-flow status)"
+dmesg_since "$mark" | grep -q "rules wait for room in the XDP tables"
+check_err $? "no kernel log line says that rules wait"
+send_expect xfa 10.0.2.1 $N $PORT -- hw:xfv0/100+$N udp:xfb/veth_b+0
+log_test "$in_hw of $FILL rules fit, the rest wait from prio 200; prio 100 still acts in XDP"
+
+RET=0
+out=$(tc filter add dev xfv0 ingress pref 1 protocol ip flower verbose \
+	ip_proto udp dst_ip 10.0.2.1 dst_port $PORT action pass 2>&1)
+check_err $? "tc filter add pref 1 failed: $out"
+[ "$(tc_hw_state "" xfv0 1)" = not_in_hw ]
+check_err $? "the exception is in_hw though the masks are full"
+echo "$out" | grep -q "mask table full"
+check_err $? "tc does not say why the exception is not offloaded: $out"
+[ "$(xf_dev_json xfv0 | jq .to_stack_from_prio)" = 1 ]
+check_err $? "the device's frames do not go to the stack from prio 1: $(xf_dev_json xfv0)"
+send_expect xfa 10.0.2.1 $N $PORT -- udp:xfb/veth_b+$N pk:xfv0/1+$N \
+	hw:xfv0/100+0 pk:xfv0/100+0
+log_test "a prio-1 pass that waits over the offloaded drop lets its $N packets through, as TC does"
+
+RET=0
+send_expect xfa 10.0.2.1 $N $((PORT + 1)) -- udp:xfb/veth_b+0 \
+	pk:xfv0/100+$N hw:xfv0/100+0
+log_test "other packets the prio-100 drop matches are dropped by TC meanwhile"
+
+RET=0
+tc filter del dev xfv0 ingress pref 200
+check_err $? "tc filter del pref 200 failed"
+js=$(xf_dev_json xfv0)
+[ "$(echo "$js" | jq .waiting)" = 0 ]
+check_err $? "rules still wait after the fillers went: $js"
+rule=$(xf_rule_json xfv0 1)
+check_err $? "xdp-flow show does not list the exception"
+dmesg_since "$mark" | grep -q "no rule waits for room any more"
+check_err $? "no kernel log line says that no rule waits any more"
+send_expect xfa 10.0.2.1 $N $PORT -- udp:xfb/veth_b+$N pk:xfv0/1+$N \
+	hw:xfv0/100+0
+send_expect xfa 10.0.2.1 $N $((PORT + 1)) -- udp:xfb/veth_b+0 \
+	hw:xfv0/100+$N
+log_test "with room again the exception is in and the drop acts in XDP again"
+
+RET=0
+bad=$(dmesg_since "$mark" | kernel_bad)
+[ -z "$bad" ]
+check_err $? "kernel log: $bad"
+log_test "kernel log clean"
+
+exit $EXIT_STATUS
