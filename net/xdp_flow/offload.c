@@ -485,6 +485,42 @@ static int xdp_flow_cls_destroy(struct xdp_flow_binding *b,
 	return 0;
 }
 
+/*
+ * Makes @entry what the XDP program does with TC's rule @f on @xdev (NULL:
+ * offload is not enabled there): returns 0 for an offloaded rule, or
+ * -EOPNOTSUPP, with the reason in @report, for a software one.
+ */
+static int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
+				    struct flow_cls_offload *f,
+				    const struct xdp_flow_dev *xdev,
+				    struct netlink_ext_ack *report)
+{
+	struct xdp_flow_binding *b = entry->binding;
+	struct xdp_flow_target target;
+	int err;
+
+	target.dev = b->dev;
+	target.ifindex = b->ifindex;
+	target.vlan_hidden = xdev && xdp_flow_dev_hides_vlan(b->dev,
+							     xdev->xdp_mode);
+	target.nft = b->nft;
+	target.tc_hook = xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_TC;
+	err = xdp_flow_translate(f, &target, &entry->rule, report);
+	entry->l4_src_range = entry->rule.l4_src_range;
+	entry->l4_dst_range = entry->rule.l4_dst_range;
+	if (!err && xdp_flow_range_conflict(entry)) {
+		NL_SET_ERR_MSG_MOD(report, "port ranges overlap a rule of this prio and mask");
+		err = -EOPNOTSUPP;
+	}
+	entry->kind = XDP_FLOW_ENTRY_OFFLOAD;
+	entry->rule.order = xdp_flow_order(entry);
+	if (b->nft)
+		entry->rule.flags |= XDP_FLOW_RULE_F_NFTABLES;
+	if (err)
+		xdp_flow_entry_to_software(entry);
+	return err;
+}
+
 static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 				struct flow_cls_offload *f)
 {
@@ -492,7 +528,6 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
 	struct xdp_flow_dev *xdev = xdp_flow_dev_find(b->ifindex);
 	struct netlink_ext_ack *report = xdev ? extack : NULL;
-	struct xdp_flow_target target;
 	struct xdp_flow_entry *entry;
 	int id, err;
 
@@ -532,26 +567,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	}
 	list_add_tail(&entry->list, &b->entries);
 
-	target.dev = b->dev;
-	target.ifindex = b->ifindex;
-	target.vlan_hidden = xdev && xdp_flow_dev_hides_vlan(b->dev,
-							     xdev->xdp_mode);
-	target.nft = b->nft;
-	target.tc_hook = xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_TC;
-	err = xdp_flow_translate(f, &target, &entry->rule, report);
-	entry->l4_src_range = entry->rule.l4_src_range;
-	entry->l4_dst_range = entry->rule.l4_dst_range;
-	if (!err && xdp_flow_range_conflict(entry)) {
-		NL_SET_ERR_MSG_MOD(report, "port ranges overlap a rule of this prio and mask");
-		err = -EOPNOTSUPP;
-	}
-	entry->kind = XDP_FLOW_ENTRY_OFFLOAD;
-	entry->rule.order = xdp_flow_order(entry);
-	if (b->nft)
-		entry->rule.flags |= XDP_FLOW_RULE_F_NFTABLES;
-	if (err)
-		xdp_flow_entry_to_software(entry);
-
+	err = xdp_flow_entry_translate(entry, f, xdev, report);
 	if (!xdev) {
 		/* Not enabled: nothing is offloaded, but the rule is kept, so
 		 * that enabling the device later keeps it ahead of new rules.
@@ -559,6 +575,9 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		xdp_flow_entry_to_software(entry);
 		return -EOPNOTSUPP;
 	}
+	if (xdev->replaying)
+		/* xdp_flow_dev_enable() installs it with the others. */
+		return err;
 
 	switch (xdp_flow_helper_state()) {
 	case XDP_FLOW_HELPER_STARTING:
@@ -1120,6 +1139,86 @@ static void xdp_flow_shield_free(struct xdp_flow_dev *xdev)
 	ida_free(&xdp_flow_ids, xdev->shield_id);
 }
 
+/*
+ * TC offers a block's rules to a driver only as it binds the block. When
+ * offload is enabled on a device, its rules were offered before and kept as
+ * software rules: this offers them again, as TC does for a new binding,
+ * through each classifier's reoffload. @add: enabling, else disabling.
+ * The callback only translates (it runs under rtnl and the block's cb_lock,
+ * where nothing may wait for the helper); TC counts a rule in_hw for each
+ * callback that takes it, and no longer once each has given it back.
+ */
+static int xdp_flow_reoffer_cb(enum tc_setup_type type, void *type_data,
+			       void *cb_priv)
+{
+	struct xdp_flow_binding *b = cb_priv;
+	struct flow_cls_offload *f = type_data;
+	struct xdp_flow_entry *entry;
+	struct xdp_flow_dev *xdev;
+	int err = -EOPNOTSUPP;
+
+	if (type != TC_SETUP_CLSFLOWER)
+		return err;
+	mutex_lock(&xdp_flow_lock);
+	entry = xdp_flow_entry_find(b, f->cookie);
+	xdev = xdp_flow_dev_find(b->ifindex);
+	if (!entry || entry->installed) {
+		/* Not ours, or offered since offload was enabled. */
+	} else if (f->command == FLOW_CLS_REPLACE && xdev &&
+		   entry->kind == XDP_FLOW_ENTRY_SOFTWARE) {
+		err = xdp_flow_entry_translate(entry, f, xdev, NULL);
+	} else if (f->command == FLOW_CLS_DESTROY && !xdev &&
+		   entry->kind == XDP_FLOW_ENTRY_OFFLOAD) {
+		xdp_flow_entry_to_software(entry);
+		err = 0;
+	}
+	mutex_unlock(&xdp_flow_lock);
+	return err;
+}
+
+/* Caller holds rtnl, not xdp_flow_lock. */
+static void xdp_flow_reoffer(int ifindex, bool add)
+{
+	struct xdp_flow_binding *b, **bs;
+	unsigned int i, n = 0;
+
+	ASSERT_RTNL();
+	/* TC's bindings go away only under rtnl. */
+	mutex_lock(&xdp_flow_lock);
+	list_for_each_entry(b, &xdp_flow_bindings, list)
+		n += b->ifindex == ifindex && !b->nft;
+	bs = kcalloc(n ?: 1, sizeof(*bs), GFP_KERNEL);
+	n = 0;
+	list_for_each_entry(b, &xdp_flow_bindings, list)
+		if (bs && b->ifindex == ifindex && !b->nft)
+			bs[n++] = b;
+	mutex_unlock(&xdp_flow_lock);
+	if (!bs) {
+		pr_warn("xdp_flow: ifindex %d: no memory to offer its rules again\n",
+			ifindex);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct tcf_block *block = container_of(bs[i]->block,
+						       struct tcf_block,
+						       flow_block);
+		struct tcf_chain *chain;
+		struct tcf_proto *tp;
+
+		down_write(&block->cb_lock);
+		for (chain = tcf_get_next_chain(block, NULL); chain;
+		     chain = tcf_get_next_chain(block, chain))
+			for (tp = tcf_get_next_proto(chain, NULL); tp;
+			     tp = tcf_get_next_proto(chain, tp))
+				if (tp->ops->reoffload)
+					tp->ops->reoffload(tp, add,
+							   xdp_flow_reoffer_cb,
+							   bs[i], NULL);
+		up_write(&block->cb_lock);
+	}
+	kfree(bs);
+}
+
 static bool xdp_flow_unseen_rules(int ifindex)
 {
 	struct xdp_flow_binding *b;
@@ -1169,7 +1268,8 @@ static u32 xdp_flow_auto_hook(const struct net_device *dev, const char **why)
  * The datapath goes on the device only while it has offloaded rules: if
  * it has some now, this asks the helper to attach it and waits, without
  * holding xdp_flow_lock (attaching needs rtnl, and TC calls us under rtnl).
- * Rules offered before offload was enabled stay in software.
+ * The device's TC rules are offered again first (xdp_flow_reoffer()), so
+ * that the rules it had before are offloaded too.
  *
  * Return: 0, or a negative errno (with @extack set).
  */
@@ -1235,7 +1335,22 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 	xdev->xdp_mode = xdp_mode;
 	xdev->why = why;
 	xdev->state = XDP_FLOW_DEV_STATE_IDLE;
+	xdev->replaying = true;
 	list_add_tail(&xdev->list, &xdp_flow_devs);
+	mutex_unlock(&xdp_flow_lock);
+
+	rtnl_lock();
+	xdp_flow_reoffer(dev->ifindex, true);
+	rtnl_unlock();
+
+	mutex_lock(&xdp_flow_lock);
+	xdev = xdp_flow_dev_find(dev->ifindex);
+	if (!xdev) {
+		mutex_unlock(&xdp_flow_lock);
+		NL_SET_ERR_MSG_MOD(extack, "the device went away");
+		return -ENODEV;
+	}
+	xdev->replaying = false;
 	/* Tables first: the program starts with every software rule in. */
 	err = xdp_flow_install_all(dev->ifindex);
 	/* This attaches itself, below, rather than through the work. */
@@ -1285,8 +1400,8 @@ undo:
  * @ifindex: the device
  * @extack: for errors
  *
- * The rules are kept: TC goes on running them in software, and enabling
- * the device again puts them back into XDP.
+ * The rules are kept: TC goes on running them in software (no longer
+ * in_hw), and enabling the device again puts them back into XDP.
  *
  * Return: 0, or -ENOENT when offload was not enabled.
  */
@@ -1313,13 +1428,12 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 	/* An attach of this device in flight lands before our detach. */
 	flush_work(&xdp_flow_attach_work);
 
-	if (bits) {
-		rtnl_lock();
-		dev = __dev_get_by_index(&init_net, ifindex);
-		if (dev)
-			xdp_flow_peer_tx_restore(dev, bits);
-		rtnl_unlock();
-	}
+	rtnl_lock();
+	dev = __dev_get_by_index(&init_net, ifindex);
+	if (dev)
+		xdp_flow_peer_tx_restore(dev, bits);
+	xdp_flow_reoffer(ifindex, false);
+	rtnl_unlock();
 
 	if (xdp_flow_helper_call(XDP_FLOW_CMD_DEV_DETACH, ifindex, 0, 0, NULL,
 				 NULL, NULL)) {

@@ -36,6 +36,8 @@ extern struct mutex xdp_flow_lock;
  * @shield_order: the order of the shield the helper holds, or
  *	XDP_FLOW_NO_SHIELD
  * @nr_waiting: rules of the device the helper had no room for
+ * @replaying: being enabled: its rules are being offered again, and the
+ *	enable installs them all
  */
 struct xdp_flow_dev {
 	struct list_head list;
@@ -50,6 +52,7 @@ struct xdp_flow_dev {
 	u32 shield_id;
 	u64 shield_order;
 	unsigned int nr_waiting;
+	bool replaying;
 };
 
 #define XDP_FLOW_NO_SHIELD	U64_MAX

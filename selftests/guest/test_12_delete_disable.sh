@@ -3,12 +3,8 @@
 #
 # Deleting a rule takes it out of XDP at once; disabling the device detaches
 # the XDP program and hands the rules back to TC, where they keep working
-# (counted in software).
-#
-# TC keeps a rule's in_hw flag from the time the rule was offered: no driver
-# can clear it later without the block being unbound. So after disable the
-# test asserts where packets are handled (XDP detached, the software counter
-# moves, the hardware counter does not), not the flag.
+# (counted in software, no longer in_hw); enabling it again offloads them
+# again.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
@@ -74,7 +70,19 @@ check_err $? "xdp-flow show still lists $n rules of xfv0"
 log_test "xdp-flow disable dev xfv0 detaches XDP, the rule goes back to software"
 
 RET=0
+st=$(tc_hw_state "" xfv0 2)
+[ "$st" != in_hw ]
+check_err $? "the rule is still in_hw after disable"
 send_expect xfa 10.0.2.1 $N -- udp:xfb/veth_b+0 pk:xfv0/2+$N hw:xfv0/2+0
-log_test "after disable the rule drops in software ($N packets, hardware count unchanged)"
+log_test "after disable the rule is not in_hw and drops in software ($N packets, hardware count unchanged)"
+
+RET=0
+xf_enable_dev xfv0 && wait_dev_attached xfv0 10
+check_err $? "enabling xfv0 again failed, or it never got attached"
+st=$(tc_hw_state "" xfv0 2)
+[ "$st" = in_hw ]
+check_err $? "the rule shows $st after enabling again, not in_hw"
+send_expect xfa 10.0.2.1 $N -- udp:xfb/veth_b+0 hw:xfv0/2+$N
+log_test "enabling xfv0 again offloads the rule it kept ($N hardware packets)"
 
 exit $EXIT_STATUS

@@ -3,7 +3,8 @@
 #
 # Nothing is offloaded on a device where offload is not enabled: rules show
 # not_in_hw, no XDP program appears, and the rules work in software. Checked
-# on xfv0 before it is enabled, and on xfv2 while xfv0 is enabled.
+# on xfv0 before it is enabled, and on xfv2 while xfv0 is enabled. Enabling
+# xfv2 then offloads the rule it already had.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
@@ -57,5 +58,20 @@ log_test "xfv0 enabled, xfv2 not: xfv2's rule is not_in_hw, no XDP program on xf
 RET=0
 send_expect xfc 10.0.1.1 $N -- pk:xfv2/1=$N hw:xfv2/1=0 udp:xfa/veth_a+0
 log_test "xfv2's rule drops in software ($N packets, 0 in hardware)"
+
+RET=0
+tc filter add dev xfv2 ingress pref 2 protocol ip flower dst_ip 10.0.1.1 \
+	action mirred egress mirror dev xfv1
+check_err $? "tc filter add pref 2 failed"
+xf_enable_dev xfv2 && wait_dev_attached xfv2 10
+check_err $? "xdp-flow enable dev xfv2 failed, or it never got attached"
+st=$(tc_hw_state "" xfv2 1)
+[ "$st" = in_hw ]
+check_err $? "xfv2's rule shows $st once xfv2 is enabled, not in_hw"
+st=$(tc_hw_state "" xfv2 2)
+[ "$st" != in_hw ]
+check_err $? "the mirror rule XDP cannot execute shows in_hw"
+send_expect xfc 10.0.1.1 $N -- hw:xfv2/1+$N pk:xfv2/1+$N udp:xfa/veth_a+0
+log_test "enabling xfv2 offloads the rule it had: in_hw, $N packets dropped in XDP"
 
 exit $EXIT_STATUS
