@@ -105,6 +105,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_gen SEC(".maps");
 
+/* Written by the module, never by the helper (see xdp_flow_dp.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_gate SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XDP_FLOW_EMC_ENTRIES);
@@ -1142,9 +1151,14 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 {
 	struct xdp_flow_dp_rule *rule;
 	struct xdp_flow_action *act;
-	__u32 n = 0, hops;
+	__u32 n = 0, hops, zero = 0;
+	__u32 *gate;
 	int ret;
 
+	/* A rule change the helper has not seen: the stack decides. */
+	gate = bpf_map_lookup_elem(&xf_gate, &zero);
+	if (!gate || *gate)
+		return XDP_PASS;
 #ifdef XDP_FLOW_MUTANT_never_tcp
 	if (key->ip_proto == IPPROTO_TCP && !key->ip_frag)
 		return XDP_PASS;

@@ -26,6 +26,10 @@ static const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1] = {
 	[XDP_FLOW_ATTR_HELPER_STATE]	= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_HELPER_PID]	= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_HELPER_RESTARTS]	= { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_WAITING]		= { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_PROG_FD]		= { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_TO_STACK]	= { .type = NLA_FLAG },
+	[XDP_FLOW_ATTR_SHIELD_PRIO]	= { .type = NLA_U32 },
 };
 
 /* --- operations of the helper (helper.c checks who sends them) --- */
@@ -34,9 +38,11 @@ static int xdp_flow_cmd_hello(struct sk_buff *skb, struct genl_info *info)
 {
 	if (GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_VERSION))
 		return -EINVAL;
+	struct nlattr *fd = info->attrs[XDP_FLOW_ATTR_PROG_FD];
+
 	return xdp_flow_helper_hello(info->snd_portid,
 				     nla_get_u32(info->attrs[XDP_FLOW_ATTR_VERSION]),
-				     info->extack);
+				     fd ? nla_get_u32(fd) : -1, info->extack);
 }
 
 static int xdp_flow_cmd_reply(struct sk_buff *skb, struct genl_info *info)
@@ -92,7 +98,9 @@ static int xdp_flow_fill_status(struct sk_buff *msg, u32 portid, u32 seq,
 	if (nla_put_u32(msg, XDP_FLOW_ATTR_HELPER_STATE, state) ||
 	    nla_put_u32(msg, XDP_FLOW_ATTR_HELPER_PID, pid) ||
 	    nla_put_u32(msg, XDP_FLOW_ATTR_HELPER_RESTARTS, restarts) ||
-	    nla_put_u32(msg, XDP_FLOW_ATTR_RULE_COUNT, xdp_flow_rule_count())) {
+	    nla_put_u32(msg, XDP_FLOW_ATTR_RULE_COUNT, xdp_flow_rule_count()) ||
+	    (xdp_flow_gate_is_closed() &&
+	     nla_put_flag(msg, XDP_FLOW_ATTR_TO_STACK))) {
 		mutex_unlock(&xdp_flow_lock);
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;

@@ -378,6 +378,8 @@ static void xdp_flow_helper_broken(const char *why)
  * xdp_flow_helper_hello() - a process asks to be the helper
  * @portid: its generic netlink port
  * @version: the ABI version it was built with
+ * @prog_fd: its XDP program, which holds the gate (xdp_flow_gate_take()),
+ *	or -1
  * @extack: for errors
  *
  * Called in the sender's context. Only the process the module started, and
@@ -385,7 +387,7 @@ static void xdp_flow_helper_broken(const char *why)
  *
  * Return: 0, or a negative errno when the sender is refused.
  */
-int xdp_flow_helper_hello(u32 portid, u32 version,
+int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
 			  struct netlink_ext_ack *extack)
 {
 	struct xdp_flow_helper *h = &xdp_flow_helper;
@@ -424,6 +426,10 @@ int xdp_flow_helper_hello(u32 portid, u32 version,
 	else if (registered)
 		pr_info("xdp_flow: helper pid %d registered\n",
 			task_tgid_nr(current));
+	/* Only the helper the module started gets this far. */
+	if (registered && (prog_fd < 0 || xdp_flow_gate_take(prog_fd)))
+		pr_err("xdp_flow: helper pid %d named no program with a gate: rule changes while no helper runs cannot stop XDP\n",
+		       task_tgid_nr(current));
 	return err;
 }
 

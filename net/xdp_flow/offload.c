@@ -60,10 +60,24 @@ static bool xdp_flow_helper_running(void)
 static DEFINE_XARRAY(xdp_flow_stale_rules);
 static DEFINE_XARRAY(xdp_flow_stale_links);
 
+/* Set once the module is going: the helper is gone, and so is XDP. */
+static bool xdp_flow_exiting;
+
+/*
+ * A rule change reached no helper: XDP must no longer act on the tables
+ * the last one left (see gate.c) until a helper has replayed the rules.
+ */
+static void xdp_flow_undelivered(void)
+{
+	if (!xdp_flow_exiting)
+		xdp_flow_gate_set(true);
+}
+
 /* Caller holds xdp_flow_lock. */
 static void xdp_flow_stale_link(int ifindex)
 {
 	xa_store(&xdp_flow_stale_links, ifindex, xa_mk_value(0), GFP_KERNEL);
+	xdp_flow_undelivered();
 }
 
 /* --- flower masks: rank the rules of one prio as flower tries them --- */
@@ -325,6 +339,8 @@ static void xdp_flow_shield_set(struct xdp_flow_dev *xdev, u64 order)
 		if (xdp_flow_helper_running())
 			pr_err("xdp_flow: ifindex %d: the helper refused the device's shield (%d)\n",
 			       xdev->ifindex, err);
+		else
+			xdp_flow_undelivered();
 		return;
 	}
 	xdev->shield_order = order;
@@ -398,8 +414,10 @@ static void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry)
 		err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_DEL, 0,
 					   entry->rule.id, 0, NULL, NULL, NULL);
 	/* No helper took it out: the next one does, first thing. */
-	if (err && err != -ENOENT)
+	if (err && err != -ENOENT) {
 		entry->stale = true;
+		xdp_flow_undelivered();
+	}
 }
 
 /**
@@ -582,8 +600,10 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	switch (xdp_flow_helper_state()) {
 	case XDP_FLOW_HELPER_STARTING:
 		/* The helper is being restarted; the replay installs it. */
+		xdp_flow_undelivered();
 		return err;
 	case XDP_FLOW_HELPER_STOPPED:
+		xdp_flow_undelivered();
 		xdp_flow_entry_to_software(entry);
 		NL_SET_ERR_MSG_MOD(report, "helper is not running, rule stays in software");
 		return -EOPNOTSUPP;
@@ -600,6 +620,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		    xdp_flow_helper_state() == XDP_FLOW_HELPER_STARTING) {
 			if (report)
 				report->_msg = NULL;
+			xdp_flow_undelivered();
 			return 0;
 		}
 		/* The helper refused it (a full table, say): keep it in
@@ -1518,6 +1539,9 @@ int xdp_flow_replay(void)
 	list_for_each_entry(xdev, &xdp_flow_devs, list)
 		xdp_flow_shield_set(xdev, xdp_flow_waiting_min(xdev));
 	err = xdp_flow_helper_call(XDP_FLOW_CMD_SYNC, 0, 0, 0, NULL, NULL, NULL);
+	/* The helper has every rule: XDP may act again. */
+	if (!err)
+		xdp_flow_gate_set(false);
 out:
 	mutex_unlock(&xdp_flow_lock);
 	return err;
@@ -1628,6 +1652,9 @@ void xdp_flow_offload_exit(void)
 	unsigned long index;
 	void *entry;
 
+	mutex_lock(&xdp_flow_lock);
+	xdp_flow_exiting = true;
+	mutex_unlock(&xdp_flow_lock);
 	flow_indr_dev_unregister(xdp_flow_indr_cb, NULL, xdp_flow_block_release);
 	unregister_netdevice_notifier(&xdp_flow_netdev_nb);
 	/* No binding is left to ask for counters or to have any. */

@@ -223,7 +223,7 @@ int xdp_flow_helper_init(const struct genl_family *family, int (*replay)(void));
 void xdp_flow_helper_start(void);
 void xdp_flow_helper_stop(void);
 void xdp_flow_helper_exit(void);
-int xdp_flow_helper_hello(u32 portid, u32 version,
+int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
 			  struct netlink_ext_ack *extack);
 int xdp_flow_helper_reply(struct genl_info *info);
 u32 xdp_flow_helper_state(void);
@@ -233,5 +233,11 @@ int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 			 struct xdp_flow_stats *stats,
 			 struct netlink_ext_ack *extack);
 int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode);
+
+/* gate.c */
+int xdp_flow_gate_take(u32 prog_fd);
+void xdp_flow_gate_set(bool closed);
+bool xdp_flow_gate_is_closed(void);
+void xdp_flow_gate_release(void);
 
 #endif /* _XDP_FLOW_H */

@@ -550,6 +550,7 @@ static int cmd_dev_enable(struct xf_ctx *ctx, const char *dev, int ifindex,
 
 struct status {
 	bool have;
+	bool to_stack;
 	uint32_t helper_state, helper_pid, helper_restarts, rule_count;
 };
 
@@ -567,6 +568,7 @@ static int status_handler(struct nlattr **tb, void *arg)
 	st->helper_pid = attr_u32(tb, XDP_FLOW_ATTR_HELPER_PID, 0);
 	st->helper_restarts = attr_u32(tb, XDP_FLOW_ATTR_HELPER_RESTARTS, 0);
 	st->rule_count = attr_u32(tb, XDP_FLOW_ATTR_RULE_COUNT, 0);
+	st->to_stack = tb[XDP_FLOW_ATTR_TO_STACK] != NULL;
 	return 0;
 }
 
@@ -658,6 +660,7 @@ static int cmd_status(struct xf_ctx *ctx)
 		jw_u64("helper_pid", st.helper_pid);
 		jw_u64("helper_restarts", st.helper_restarts);
 		jw_u64("rule_count", st.rule_count);
+		jw_bool("to_stack", st.to_stack);
 		jw_arr_open("devices");
 	} else {
 		printf("helper: %s", helper_state_name(st.helper_state));
@@ -666,6 +669,8 @@ static int cmd_status(struct xf_ctx *ctx)
 		printf(", %u restart%s\n", st.helper_restarts,
 		       st.helper_restarts == 1 ? "" : "s");
 		printf("rules: %u\n", st.rule_count);
+		if (st.to_stack)
+			printf("datapath: every frame goes to the stack until a helper has replayed the rules\n");
 		printf("devices:\n");
 	}
 

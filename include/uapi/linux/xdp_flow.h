@@ -24,10 +24,11 @@
  *                                        knows: RULE STATS
  *   STATUS_GET                           HELPER_STATE HELPER_PID
  *                                        HELPER_RESTARTS RULE_COUNT
+ *                                        [TO_STACK]
  *
  * helper -> module (accepted only from the process the module started,
  * which it identifies itself; REPLY also only from the port that said HELLO):
- *   HELLO  VERSION                       the helper (re)registers; the module
+ *   HELLO  VERSION [PROG_FD]             the helper (re)registers; the module
  *                                        answers with the usual ack, then
  *                                        replays: RULE_DEL and DEV_DETACH for
  *                                        what went away while no helper ran,
@@ -96,6 +97,15 @@
 
 /* Where the helper pins what must outlive it (bpffs). */
 #define XDP_FLOW_PIN_DIR	"/sys/fs/bpf/xdp_flow"
+
+/*
+ * The gate: a map of the XDP program (an array of one __u32) that only the
+ * module writes; it finds it by this name among the maps of the program
+ * the helper names in HELLO (PROG_FD). While it is not zero, every frame
+ * goes to the stack: the module closes it when a rule change reaches no
+ * helper, and opens it when a helper has replayed every rule.
+ */
+#define XDP_FLOW_GATE_NAME	"xf_gate"
 
 /* xdp_flow_key.ip_frag bits, as the kernel's flow dissector sets them. */
 #define XDP_FLOW_FRAG_IS	0x01	/* any IPv4/IPv6 fragment */
@@ -392,6 +402,13 @@ enum xdp_flow_attr {
 	XDP_FLOW_ATTR_HOOK_WHY,		/* string, why this hook (DEV_GET) */
 	XDP_FLOW_ATTR_WAITING,		/* u32, rules that wait for room in
 					 * the XDP tables (DEV_GET)
+					 */
+	XDP_FLOW_ATTR_PROG_FD,		/* u32, HELLO: the helper's XDP
+					 * program, whose maps hold the gate
+					 */
+	XDP_FLOW_ATTR_TO_STACK,		/* flag, STATUS_GET: the gate is
+					 * closed, every frame goes to the
+					 * stack
 					 */
 	XDP_FLOW_ATTR_SHIELD_PRIO,	/* u32, TC prio (nftables: chain
 					 * priority + XDP_FLOW_ORDER_NFT_BASE)
