@@ -189,7 +189,11 @@ static int xdp_flow_dump_one_rule(struct xdp_flow_entry *entry, void *arg)
 			entry->binding->ifindex) ||
 	    nla_put(ctx->skb, XDP_FLOW_ATTR_RULE, sizeof(entry->rule),
 		    &entry->rule) ||
-	    nla_put(ctx->skb, XDP_FLOW_ATTR_STATS, sizeof(st), &st)) {
+	    nla_put(ctx->skb, XDP_FLOW_ATTR_STATS, sizeof(st), &st) ||
+	    (entry->kind == XDP_FLOW_ENTRY_SOFTWARE && entry->why &&
+	     nla_put_string(ctx->skb, XDP_FLOW_ATTR_MSG, entry->why)) ||
+	    (entry->waiting &&
+	     nla_put_u32(ctx->skb, XDP_FLOW_ATTR_WAITING, 1))) {
 		genlmsg_cancel(ctx->skb, hdr);
 		return -EMSGSIZE;
 	}

@@ -514,6 +514,7 @@ static int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
 				    struct netlink_ext_ack *report)
 {
 	struct xdp_flow_binding *b = entry->binding;
+	struct netlink_ext_ack ext = {};
 	struct xdp_flow_target target;
 	int err;
 
@@ -523,12 +524,19 @@ static int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
 							     xdev->xdp_mode);
 	target.nft = b->nft;
 	target.tc_hook = xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_TC;
-	err = xdp_flow_translate(f, &target, &entry->rule, report);
+	err = xdp_flow_translate(f, &target, &entry->rule, &ext);
 	entry->l4_src_range = entry->rule.l4_src_range;
 	entry->l4_dst_range = entry->rule.l4_dst_range;
 	if (!err && xdp_flow_range_conflict(entry)) {
-		NL_SET_ERR_MSG_MOD(report, "port ranges overlap a rule of this prio and mask");
+		NL_SET_ERR_MSG_MOD(&ext, "port ranges overlap a rule of this prio and mask");
 		err = -EOPNOTSUPP;
+	}
+	entry->why = NULL;
+	if (err) {
+		/* Our messages are literals: the entry may keep one. */
+		entry->why = ext._msg ?: KBUILD_MODNAME ": cannot offload this rule";
+		if (report && !report->_msg)
+			report->_msg = entry->why;
 	}
 	entry->kind = XDP_FLOW_ENTRY_OFFLOAD;
 	entry->rule.order = xdp_flow_order(entry);
@@ -605,7 +613,9 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	case XDP_FLOW_HELPER_STOPPED:
 		xdp_flow_undelivered();
 		xdp_flow_entry_to_software(entry);
-		NL_SET_ERR_MSG_MOD(report, "helper is not running, rule stays in software");
+		entry->why = KBUILD_MODNAME ": helper is not running, rule stays in software";
+		if (report)
+			report->_msg = entry->why;
 		return -EOPNOTSUPP;
 	}
 
@@ -627,6 +637,9 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		 * software, and keep what may match it out of XDP.
 		 */
 		xdp_flow_entry_to_software(entry);
+		entry->why = err == -ENOSPC ?
+			     KBUILD_MODNAME ": no room in the XDP tables" :
+			     KBUILD_MODNAME ": the helper refused the rule";
 	}
 	if (xdp_flow_entry_install(entry, NULL))
 		xdp_flow_entry_wait(entry);

@@ -109,6 +109,8 @@ enum xdp_flow_entry_kind {
  * @stale: a helper may hold it though the module asked for its removal
  *	(no helper answered): the next helper removes it first
  * @rule: the rule as the helper receives it; @rule.id is ours
+ * @why: why a software rule is not executed in XDP (a message of the
+ *	module's own, as TC's extack gets it), for xdp-flow show
  * @l4_src_range: the rule's source port range, also when @rule, being a
  *	software rule, leaves it out
  * @l4_dst_range: likewise, destination ports
@@ -127,6 +129,7 @@ struct xdp_flow_entry {
 	bool waiting;
 	bool stale;
 	struct xdp_flow_rule rule;
+	const char *why;
 	struct xdp_flow_port_range l4_src_range;
 	struct xdp_flow_port_range l4_dst_range;
 	struct xdp_flow_stats hw;

@@ -44,6 +44,10 @@ rule=$(xf_rule_json xfv0 1)
 check_err $? "xdp-flow show does not list the refused rule"
 [ "$(echo "$rule" | jq -r .software)" = true ]
 check_err $? "the refused rule is not marked software: $rule"
+echo "$rule" | jq -r .why | grep -qi mirror
+check_err $? "xdp-flow show does not say why the rule is in software: $rule"
+"$XF_CLI" show dev xfv0 | grep -qi "^  why: .*mirror"
+check_err $? "xdp-flow show prints no why line for the refused rule"
 rule=$(xf_rule_json xfv0 2)
 check_err $? "xdp-flow show does not list the drop rule"
 [ "$(echo "$rule" | jq -r .software)" = false ]

@@ -82,6 +82,9 @@ echo "$out" | grep -q "mask table full"
 check_err $? "tc does not say why the exception is not offloaded: $out"
 [ "$(xf_dev_json xfv0 | jq .to_stack_from_prio)" = 1 ]
 check_err $? "the device's frames do not go to the stack from prio 1: $(xf_dev_json xfv0)"
+rule=$(xf_rule_json xfv0 1)
+[ "$(echo "$rule" | jq -r '[.waiting, .why] | @tsv')" = "$(printf 'true\tno room in the XDP tables')" ]
+check_err $? "xdp-flow show does not list the exception as waiting for room: $rule"
 send_expect xfa 10.0.2.1 $N $PORT -- udp:xfb/veth_b+$N pk:xfv0/1+$N \
 	hw:xfv0/100+0 pk:xfv0/100+0
 log_test "a prio-1 pass that waits over the offloaded drop lets its $N packets through, as TC does"
@@ -98,7 +101,8 @@ js=$(xf_dev_json xfv0)
 [ "$(echo "$js" | jq .waiting)" = 0 ]
 check_err $? "rules still wait after the fillers went: $js"
 rule=$(xf_rule_json xfv0 1)
-check_err $? "xdp-flow show does not list the exception"
+[ "$(echo "$rule" | jq -r .waiting)" = false ]
+check_err $? "xdp-flow show still lists the exception as waiting: $rule"
 dmesg_since "$mark" | grep -q "no rule waits for room any more"
 check_err $? "no kernel log line says that no rule waits any more"
 send_expect xfa 10.0.2.1 $N $PORT -- udp:xfb/veth_b+$N pk:xfv0/1+$N \

@@ -1182,9 +1182,10 @@ static int rule_handler(struct nlattr **tb, void *arg)
 {
 	const struct xdp_flow_stats *stats = NULL;
 	struct xdp_flow_rule r;
-	char name[IF_NAMESIZE + 16];
+	char name[IF_NAMESIZE + 16], why[256] = "";
+	const char *state, *reason;
 	uint32_t ifindex;
-	bool software, nft;
+	bool software, nft, waiting;
 	uint64_t prio;
 
 	(void)arg;
@@ -1208,6 +1209,12 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	dev_name(ifindex, name, sizeof(name));
 	software = r.flags & XDP_FLOW_RULE_F_SOFTWARE;
 	nft = r.flags & XDP_FLOW_RULE_F_NFTABLES;
+	waiting = attr_u32(tb, XDP_FLOW_ATTR_WAITING, 0);
+	state = waiting ? "waiting" : software ? "software" : "in_xdp";
+	if (tb[XDP_FLOW_ATTR_MSG])
+		nla_strlcpy(why, tb[XDP_FLOW_ATTR_MSG], sizeof(why));
+	/* The module's messages start with its name, as TC prints them. */
+	reason = strncmp(why, "xdp_flow: ", 10) ? why : why + 10;
 	/* nftables rules come after TC's (see struct xdp_flow_rule). */
 	prio = (r.order >> 32) - (nft ? XDP_FLOW_ORDER_NFT_BASE : 0);
 
@@ -1224,6 +1231,9 @@ static int rule_handler(struct nlattr **tb, void *arg)
 		jw_u64("prio", prio);
 		jw_string("cookie", cookie);
 		jw_bool("software", software);
+		jw_bool("waiting", waiting);
+		if (reason[0])
+			jw_string("why", reason);
 		print_key(&r);
 		print_actions(&r);
 		print_stats(stats);
@@ -1236,7 +1246,9 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	else
 		printf("chain %u", r.chain);
 	printf(" prio %" PRIu64 " cookie 0x%" PRIx64 " id %u %s\n", prio,
-	       (uint64_t)r.cookie, r.id, software ? "software" : "in_xdp");
+	       (uint64_t)r.cookie, r.id, state);
+	if (reason[0])
+		printf("  why: %s\n", reason);
 	print_key(&r);
 	print_actions(&r);
 	print_stats(stats);

@@ -21,7 +21,10 @@
  *                                        HOOK_WHY RULE_COUNT [ERROR]
  *                                        [WAITING SHIELD_PRIO]
  *   RULE_GET    (dump) [IFINDEX]         one message per rule the module
- *                                        knows: RULE STATS
+ *                                        knows: RULE STATS [MSG] [WAITING]
+ *                                        (MSG: why a software rule is not
+ *                                        in XDP; WAITING 1: the XDP tables
+ *                                        had no room for it)
  *   STATUS_GET                           HELPER_STATE HELPER_PID
  *                                        HELPER_RESTARTS RULE_COUNT
  *                                        [TO_STACK]

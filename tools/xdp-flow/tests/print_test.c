@@ -23,14 +23,28 @@ static void ip4(__be32 *a, const char *s)
 	inet_pton(AF_INET, s, a);
 }
 
-static void one_rule(const struct xdp_flow_rule *r, const struct xdp_flow_stats *s)
+/* A rule as RULE_GET sends it: @why and @waiting as the module adds them
+ * to software rules (NULL, 0: none).
+ */
+static void rule_msg(const struct xdp_flow_rule *r, const struct xdp_flow_stats *s,
+		     const char *why, uint32_t waiting)
 {
 	struct nlattr *tb[XDP_FLOW_ATTR_MAX + 1] = { 0 };
 
 	tb[XDP_FLOW_ATTR_RULE] = mk_attr(XDP_FLOW_ATTR_RULE, r, sizeof(*r));
 	if (s)
 		tb[XDP_FLOW_ATTR_STATS] = mk_attr(XDP_FLOW_ATTR_STATS, s, sizeof(*s));
+	if (why)
+		tb[XDP_FLOW_ATTR_MSG] = mk_attr(XDP_FLOW_ATTR_MSG, why, strlen(why) + 1);
+	if (waiting)
+		tb[XDP_FLOW_ATTR_WAITING] = mk_attr(XDP_FLOW_ATTR_WAITING, &waiting,
+						    sizeof(waiting));
 	rule_handler(tb, NULL);
+}
+
+static void one_rule(const struct xdp_flow_rule *r, const struct xdp_flow_stats *s)
+{
+	rule_msg(r, s, NULL, 0);
 }
 
 static void rules(void)
@@ -97,7 +111,12 @@ static void rules(void)
 	s.id = 4;
 	s.packets = 0;
 	s.bytes = 0;
-	one_rule(&r, &s);
+	rule_msg(&r, &s, "xdp_flow: cannot offload a match of this rule", 0);
+
+	/* the same, waiting for room in the XDP tables */
+	r.id = 7;
+	s.id = 7;
+	rule_msg(&r, &s, "xdp_flow: no room in the XDP tables", 1);
 
 	/* ipv6 icmpv6 echo request redirected to lo, used just now */
 	memset(&r, 0, sizeof(r));
