@@ -410,6 +410,11 @@ static void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry)
 	if (!entry->installed)
 		return;
 	xdp_flow_entry_set_installed(entry, false);
+	/* Its counters in the helper go with it: keep what they counted. */
+	entry->base.packets += entry->hw.packets;
+	entry->base.bytes += entry->hw.bytes;
+	entry->hw.packets = 0;
+	entry->hw.bytes = 0;
 	if (xdp_flow_helper_running())
 		err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_DEL, 0,
 					   entry->rule.id, 0, NULL, NULL, NULL);
@@ -438,7 +443,7 @@ void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry)
 	if (xdp_flow_helper_call(XDP_FLOW_CMD_STATS_GET, 0, entry->rule.id, 0,
 				 NULL, &st, NULL))
 		return;
-	if (st.packets < entry->hw.packets) {
+	if (st.packets < entry->hw.packets || st.bytes < entry->hw.bytes) {
 		entry->base.packets += entry->hw.packets;
 		entry->base.bytes += entry->hw.bytes;
 	}
@@ -1138,6 +1143,20 @@ static int xdp_flow_install_all(int ifindex)
 	return err;
 }
 
+/* Fetches the counters of @ifindex's offloaded rules. */
+static void xdp_flow_refresh_all(int ifindex)
+{
+	struct xdp_flow_entry *entry;
+	struct xdp_flow_binding *b;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (b->ifindex != ifindex)
+			continue;
+		list_for_each_entry(entry, &b->entries, list)
+			xdp_flow_entry_refresh_stats(entry);
+	}
+}
+
 /* Removes in descending order, for the same reason. */
 static void xdp_flow_uninstall_all(int ifindex)
 {
@@ -1452,6 +1471,8 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 		NL_SET_ERR_MSG_MOD(extack, "offload is not enabled on this device");
 		return -ENOENT;
 	}
+	/* The rules stay in TC: what XDP counted last must reach it too. */
+	xdp_flow_refresh_all(ifindex);
 	xdp_flow_uninstall_all(ifindex);
 	xdp_flow_shield_free(xdev);
 	bits = xdev->peer_tx_off;

@@ -82,7 +82,13 @@ check_err $? "enabling xfv0 again failed, or it never got attached"
 st=$(tc_hw_state "" xfv0 2)
 [ "$st" = in_hw ]
 check_err $? "the rule shows $st after enabling again, not in_hw"
-send_expect xfa 10.0.2.1 $N -- udp:xfb/veth_b+0 hw:xfv0/2+$N
-log_test "enabling xfv0 again offloads the rule it kept ($N hardware packets)"
+# Smaller packets than before: counters that restarted in the helper must
+# add up, not wrap around (the helper's counts start again from zero).
+b0=$(tc_stat "" xfv0 2 bytes)
+send_expect xfa 10.0.2.1 $N 9 1 -- udp:xfb/veth_b+0 hw:xfv0/2+$N
+d=$(( $(tc_stat "" xfv0 2 bytes) - b0 ))
+[ $((d % N)) = 0 ] && [ $d -ge $((N * 29)) ] && [ $d -lt $((N * 46)) ]
+check_err $? "tc's byte count moved by $d for $N packets of 29 bytes"
+log_test "enabling xfv0 again offloads the rule it kept ($N hardware packets, $d bytes)"
 
 exit $EXIT_STATUS
