@@ -912,29 +912,39 @@ static void test_invalid(void)
 
 static void test_full(void)
 {
-	/* Source port 0xffff: masked by any of 1..128 it is never 0. */
+	/* Source port 0xffff: masked by any of 1..127 it is never 0. */
 	struct frame f = udp4("10.9.9.9", "10.0.0.1", 0xffff, 2);
+	/* Rules get all masks but one: the shields' is kept free. */
+	const unsigned int most = XDP_FLOW_MAX_MASKS - 1;
+	struct xdp_flow_rule shield = {
+		.id = XDP_FLOW_SHIELD_ID_BASE,
+		.flags = XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_SHIELD,
+		.order = 5ull << 32,
+		.key.ifindex = IFINDEX,
+		.mask.ifindex = 0xffffffff,
+		.nr_actions = 1,
+		.actions[0].id = XDP_FLOW_ACTION_PASS,
+	};
 	struct xdp_flow_stats st;
 	char msg[UMH_MSG_LEN];
 	struct timespec t0, t1;
 	int i, err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	/* 128 distinct masks: src port masks 1..128, key 0. */
-	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+	/* 127 distinct masks: src port masks 1..127, key 0. */
+	for (i = 0; i < (int)most; i++)
 		if (add("id=%d prio=%d dev=%d ip_proto=udp src_port=0/%d action=drop",
 			i + 10, i + 10, IFINDEX, i + 1))
 			break;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("# %d masks added in %.1f ms (one mask list swap each)\n", i,
 	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
-	if (table_mask_count(tbl) != XDP_FLOW_MAX_MASKS)
-		fail("%u masks, expected %u", table_mask_count(tbl),
-		     XDP_FLOW_MAX_MASKS);
+	if (table_mask_count(tbl) != most)
+		fail("%u masks, expected %u", table_mask_count(tbl), most);
 	err = add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
 	if (err != -ENOSPC)
-		fail("mask 129 gave %d, expected -ENOSPC", err);
-	if (table_rule_count(tbl) != XDP_FLOW_MAX_MASKS ||
+		fail("mask %u gave %d, expected -ENOSPC", most + 1, err);
+	if (table_rule_count(tbl) != most ||
 	    table_stats(tbl, 1, &st, msg, sizeof(msg)) != -ENOENT)
 		fail("the refused rule left something behind");
 	expect("refused rule not in XDP", &f, XDP_PASS, NO_RULE, 0, 0);
@@ -945,6 +955,23 @@ static void test_full(void)
 	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
 	expect("rule in existing mask", &f, XDP_DROP, 2, 1, tcb(&f));
 	log_test("mask table full: -ENOSPC, nothing changed");
+	/* A shield still fits, and from its order on frames go to TC. Source
+	 * port 2 meets rule 10 (prio 10, src_port 0/1), not rule 2.
+	 */
+	f = udp4("10.9.9.9", "10.0.0.1", 2, 2);
+	expect("a filler drops before the shield", &f, XDP_DROP, 10, 1, tcb(&f));
+	if (table_rule_add(tbl, &shield, msg, sizeof(msg)))
+		fail("the shield did not fit in the full tables: %s", msg);
+	expect("the shield passes what a later rule would drop", &f, XDP_PASS,
+	       10, 0, 0);
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	expect("an earlier rule acts before the shield", &f, XDP_DROP, 2, 1,
+	       tcb(&f));
+	shield.flags = XDP_FLOW_RULE_F_SOFTWARE;
+	if (table_rule_add(tbl, &shield, msg, sizeof(msg)) != -EINVAL)
+		fail("a shield id without the shield flag was taken");
+	del(XDP_FLOW_SHIELD_ID_BASE);
+	log_test("full masks: a shield still fits and hands later prios to TC");
 	del_all();
 	if (table_mask_count(tbl) || table_rule_count(tbl))
 		fail("%u masks %u rules left", table_mask_count(tbl),
