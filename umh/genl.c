@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The generic netlink transport (libnl-genl): HELLO to the module, then
- * serve its requests until SHUTDOWN, answering each with one REPLY.
+ * serve its requests until SHUTDOWN, answering each with one REPLY, which
+ * goes on the descriptor the module gave (--reply-fd), not over genetlink.
  *
- * The attach worker sends replies from its own thread on the same socket,
- * so every send holds send_lock. The helper also listens to the genl
+ * The attach worker sends replies from its own thread; every genetlink
+ * send holds send_lock. The helper also listens to the genl
  * controller's notifications, to notice when the family (the module) goes.
  *
  * Only the kernel may talk to the helper: the socket is connected to it from
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
@@ -33,6 +35,7 @@
 struct genl {
 	struct nl_sock *sk;
 	int family;
+	int reply_fd;
 	pthread_mutex_t send_lock;
 	__u32 hello_seq;
 	bool hello_acked;
@@ -77,13 +80,18 @@ static void genl_reply(void *transport, const struct umh_reply *r)
 			    &r->stats[done]))
 			goto fail;
 	}
-	pthread_mutex_lock(&g->send_lock);
-	err = nl_send_auto(g->sk, msg);
-	pthread_mutex_unlock(&g->send_lock);
-	if (err >= 0) {
+	/*
+	 * Replies go on the module's own descriptor, not over genetlink:
+	 * the module may wait for one holding locks that genetlink's
+	 * receive path would need. One write is one message.
+	 */
+	if (write(g->reply_fd, nlmsg_hdr(msg), nlmsg_hdr(msg)->nlmsg_len) >= 0) {
 		nlmsg_free(msg);
 		return;
 	}
+	pr_err("cannot send the reply to seq %u: %s", r->seq, strerror(errno));
+	nlmsg_free(msg);
+	return;
 fail:
 	pr_err("cannot send the reply to seq %u: %s", r->seq,
 	       nl_geterror(err));
@@ -344,9 +352,14 @@ int genl_check_family(void)
 
 int genl_run(struct umh *u)
 {
-	struct genl g = { .send_lock = PTHREAD_MUTEX_INITIALIZER };
+	struct genl g = { .send_lock = PTHREAD_MUTEX_INITIALIZER,
+			  .reply_fd = u->reply_fd };
 	int err;
 
+	if (g.reply_fd < 0) {
+		pr_err("no --reply-fd: run by the module, which gives it");
+		return 1;
+	}
 	u->reply = genl_reply;
 	u->transport = &g;
 	err = genl_connect_family(&g);

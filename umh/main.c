@@ -23,9 +23,14 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: xdp_flow_umh [--log=stderr|kmsg] [--driver] [--no-pin] [-v]\n"
+		"usage: xdp_flow_umh [--log=stderr|kmsg] [--reply-fd=N] [--driver] [--no-pin] [-v]\n"
 		"       xdp_flow_umh --cleanup [--log=stderr|kmsg]\n"
 		"  --log=kmsg   log to /dev/kmsg (as started by the module)\n"
+		"  --reply-fd=N answer the module's requests on descriptor N (the\n"
+		"               module gives it)\n"
+		"  --max-masks=N, --max-flows=N\n"
+		"               masks and flow entries rules may use in the XDP\n"
+		"               tables (default and most: 127, 130048)\n"
 		"  --driver     read requests as text lines on stdin (tests)\n"
 		"  --no-pin     do not pin (driver tests only)\n"
 		"  --cleanup    detach the pinned links, remove every pin and the\n"
@@ -51,6 +56,9 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "log", required_argument, NULL, 'l' },
+		{ "reply-fd", required_argument, NULL, 'r' },
+		{ "max-masks", required_argument, NULL, 'm' },
+		{ "max-flows", required_argument, NULL, 'f' },
 		{ "driver", no_argument, NULL, 'd' },
 		{ "no-pin", no_argument, NULL, 'n' },
 		{ "cleanup", no_argument, NULL, 'c' },
@@ -60,8 +68,11 @@ int main(int argc, char **argv)
 	};
 	enum log_dest dest = LOG_DEST_STDERR;
 	bool driver = false, pin = true, verbose = false, cleanup = false;
-	struct umh u = {};
+	unsigned long max_masks = XDP_FLOW_MAX_MASKS - 1;
+	unsigned long max_flows = XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS;
+	struct umh u = { .reply_fd = -1 };
 	int c, ret = 1, lock_fd;
+	char *end;
 
 	std_fds_open();
 	/* Exec'd as /proc/self/fd/N, the kernel names us "N". */
@@ -73,6 +84,21 @@ int main(int argc, char **argv)
 			if (!strcmp(optarg, "kmsg"))
 				dest = LOG_DEST_KMSG;
 			else if (strcmp(optarg, "stderr"))
+				goto bad_usage;
+			break;
+		case 'r':
+			errno = 0;
+			u.reply_fd = strtol(optarg, &end, 10);
+			if (errno || *end || u.reply_fd < 0 ||
+			    fcntl(u.reply_fd, F_GETFD) < 0)
+				goto bad_usage;
+			break;
+		case 'm':
+		case 'f':
+			errno = 0;
+			*(c == 'm' ? &max_masks : &max_flows) =
+				strtoul(optarg, &end, 10);
+			if (errno || *end)
 				goto bad_usage;
 			break;
 		case 'd':
@@ -96,6 +122,18 @@ int main(int argc, char **argv)
 	}
 	if (cleanup && (driver || !pin))
 		goto bad_usage;
+	/* Started without descriptors, the module's reply socket is one of
+	 * 0-2: move it out of the way of stdio.
+	 */
+	if (u.reply_fd >= 0 && u.reply_fd <= 2) {
+		int fd = fcntl(u.reply_fd, F_DUPFD_CLOEXEC, 3);
+
+		if (fd < 0)
+			return 1;
+		close(u.reply_fd);
+		u.reply_fd = fd;
+		std_fds_open();
+	}
 	log_init(dest, verbose);
 	/* A REPLY to a module that went away must not kill us. */
 	signal(SIGPIPE, SIG_IGN);
@@ -124,6 +162,12 @@ int main(int argc, char **argv)
 					dp_tc_prog_fd(u.skel), u.pin_dir) : NULL;
 	if (!u.table || !u.attach) {
 		pr_err("out of memory");
+		goto out;
+	}
+	if (table_set_limits(u.table, max_masks, max_flows)) {
+		pr_err("--max-masks=%lu or --max-flows=%lu out of range (1-%u, 1-%u)",
+		       max_masks, max_flows, XDP_FLOW_MAX_MASKS - 1,
+		       XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS);
 		goto out;
 	}
 	if (table_recover(u.table) || attach_recover(u.attach)) {

@@ -84,6 +84,8 @@ struct table {
 	__u32 next_mask_id;
 	unsigned int nr_rules;
 	unsigned int nr_flows;		/* entries in xf_flows */
+	unsigned int max_masks;		/* for rules; the shields get one more */
+	unsigned int max_flows;		/* for rules; the shields get theirs */
 	unsigned int epoch;
 	/* Grace periods: bumped at every list swap. del_barrier[id] is its
 	 * value when rule @id was last unlinked.
@@ -890,15 +892,14 @@ int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 	/* Refuse before touching anything: a failed add loses nothing. */
 	if (!(rule->flags & XDP_FLOW_RULE_F_SHIELD)) {
 		if (masks_after(t, old, exp, n) - shield_mask_used(t) >
-		    XDP_FLOW_MAX_MASKS - 1) {
+		    t->max_masks) {
 			snprintf(msg, len, "mask table full (%u masks)",
-				 XDP_FLOW_MAX_MASKS - 1);
+				 t->max_masks);
 			return -ENOSPC;
 		}
-		if (t->nr_flows + flows_new(t, exp, n) >
-		    XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS) {
+		if (t->nr_flows + flows_new(t, exp, n) > t->max_flows) {
 			snprintf(msg, len, "flow table full (%u entries)",
-				 XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS);
+				 t->max_flows);
 			return -ENOSPC;
 		}
 	}
@@ -1241,6 +1242,24 @@ int table_recover(struct table *t)
 
 /* --- life cycle --- */
 
+/**
+ * table_set_limits() - how many masks and flow entries rules may use
+ * @t: the tables
+ * @masks: 1 .. XDP_FLOW_MAX_MASKS - 1 (one more is kept for the shields)
+ * @flows: 1 .. XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS
+ *
+ * Return: 0, or -EINVAL for a limit out of range.
+ */
+int table_set_limits(struct table *t, unsigned int masks, unsigned int flows)
+{
+	if (!masks || masks > XDP_FLOW_MAX_MASKS - 1 || !flows ||
+	    flows > XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS)
+		return -EINVAL;
+	t->max_masks = masks;
+	t->max_flows = flows;
+	return 0;
+}
+
 struct table *table_new(struct xdp_flow_bpf *skel)
 {
 	struct table *t = calloc(1, sizeof(*t));
@@ -1248,6 +1267,8 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 	if (!t)
 		return NULL;
 	t->list_fd = -1;
+	t->max_masks = XDP_FLOW_MAX_MASKS - 1;
+	t->max_flows = XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS;
 	t->ncpus = libbpf_num_possible_cpus();
 	t->rules = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->rules));
 	t->del_barrier = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->del_barrier));

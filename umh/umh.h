@@ -44,6 +44,7 @@ int dp_tc_prog_fd(struct xdp_flow_bpf *skel);
 struct table;
 
 struct table *table_new(struct xdp_flow_bpf *skel);
+int table_set_limits(struct table *t, unsigned int masks, unsigned int flows);
 void table_free(struct table *t);
 int table_recover(struct table *t);
 void table_begin_replay(struct table *t);
@@ -96,6 +97,7 @@ struct umh {
 	const char *pin_dir;
 	umh_reply_fn reply;
 	void *transport;
+	int reply_fd;			/* the module's channel for replies */
 	bool exiting;
 };
 

@@ -45,9 +45,29 @@ static int xdp_flow_cmd_hello(struct sk_buff *skb, struct genl_info *info)
 				     fd ? nla_get_u32(fd) : -1, info->extack);
 }
 
-static int xdp_flow_cmd_reply(struct sk_buff *skb, struct genl_info *info)
+/**
+ * xdp_flow_genl_parse_reply() - parse a REPLY the helper wrote
+ * @buf: the message, a generic netlink message of the family's format
+ * @len: its length
+ * @tb: gets its attributes, checked against the family's policy
+ *
+ * The helper does not send its replies over generic netlink (see
+ * helper.c): this parses them as the family would.
+ *
+ * Return: 0, or a negative errno for a malformed message.
+ */
+int xdp_flow_genl_parse_reply(const void *buf, size_t len, struct nlattr **tb)
 {
-	return xdp_flow_helper_reply(info);
+	const struct nlmsghdr *nlh = buf;
+	const struct genlmsghdr *gh;
+
+	if (len < NLMSG_HDRLEN + GENL_HDRLEN || nlh->nlmsg_len != len)
+		return -EINVAL;
+	gh = nlmsg_data(nlh);
+	if (gh->cmd != XDP_FLOW_CMD_REPLY)
+		return -EINVAL;
+	return nlmsg_parse(nlh, GENL_HDRLEN, tb, XDP_FLOW_ATTR_MAX,
+			   xdp_flow_policy, NULL);
 }
 
 /* --- operations of the xdp-flow command --- */
@@ -258,11 +278,6 @@ static const struct genl_small_ops xdp_flow_genl_ops[] = {
 		.doit = xdp_flow_cmd_hello,
 		.flags = GENL_ADMIN_PERM,
 	},
-	{
-		.cmd = XDP_FLOW_CMD_REPLY,
-		.doit = xdp_flow_cmd_reply,
-		.flags = GENL_ADMIN_PERM,
-	},
 };
 
 struct genl_family xdp_flow_genl_family __ro_after_init = {
@@ -270,7 +285,7 @@ struct genl_family xdp_flow_genl_family __ro_after_init = {
 	.version	= XDP_FLOW_GENL_VERSION,
 	.maxattr	= XDP_FLOW_ATTR_MAX,
 	.policy		= xdp_flow_policy,
-	/* The helper answers while a caller of ours waits in a doit. */
+	/* Callers of ours wait in a doit while the helper works. */
 	.parallel_ops	= true,
 	.module		= THIS_MODULE,
 	.small_ops	= xdp_flow_genl_ops,

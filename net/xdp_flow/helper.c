@@ -12,7 +12,11 @@
  * Only the process the module started may register (HELLO) and reply, and
  * only that process is ever signalled: no pid that a message carries is
  * believed. Requests go to the helper over the generic netlink family, each
- * answered by one REPLY. When the helper's socket goes away, or it does not
+ * answered by one REPLY, which the helper sends on its end of a socket pair
+ * the module gave it at start (--reply-fd): not over generic netlink, whose
+ * receive path takes genetlink's global lock, which a caller waiting for
+ * the reply may be keeping a writer (a family being registered) from, and
+ * which that writer would keep the reply from. When the helper's socket goes away, or it does not
  * answer in time, the module kills it, waits until it is gone, starts a new
  * one with back-off, and the rule table is replayed into it; meanwhile the
  * datapath runs on from what the helper pinned. At unload the helper is
@@ -37,8 +41,10 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <linux/net.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
+#include <net/sock.h>
 
 #include "xdp_flow.h"
 
@@ -46,6 +52,40 @@ static char *umh_path;
 module_param(umh_path, charp, 0444);
 MODULE_PARM_DESC(umh_path,
 		 "Development only: run this helper binary instead of the embedded one");
+
+/* Capacity of the XDP tables for rules (the shields have theirs). */
+static unsigned int max_masks = XDP_FLOW_MAX_MASKS - 1;
+static unsigned int max_flows = XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS;
+
+static int xdp_flow_max_masks_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, XDP_FLOW_MAX_MASKS - 1);
+}
+
+static int xdp_flow_max_flows_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1,
+				     XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS);
+}
+
+static const struct kernel_param_ops xdp_flow_max_masks_ops = {
+	.set = xdp_flow_max_masks_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops xdp_flow_max_flows_ops = {
+	.set = xdp_flow_max_flows_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_masks, &xdp_flow_max_masks_ops, &max_masks, 0444);
+MODULE_PARM_DESC(max_masks,
+		 "Distinct masks rules may use in the XDP tables (1-127, default 127); each slows every lookup a little");
+module_param_cb(max_flows, &xdp_flow_max_flows_ops, &max_flows, 0444);
+MODULE_PARM_DESC(max_flows,
+		 "Flow entries rules may use in the XDP tables (1-130048, default 130048)");
 
 static unsigned int helper_timeout_ms = 2000;
 
@@ -183,9 +223,15 @@ static bool xdp_flow_proc_wait_gone(struct pid *pid, unsigned int timeout_ms)
 	return true;
 }
 
+static struct socket *xdp_flow_reply_open(void);
+
 struct xdp_flow_exec {
 	struct pid **slot;	/* where the new process is recorded */
+	struct socket *reply;	/* the helper's end of the replies' pair */
 	char path[32];
+	char reply_arg[32];
+	char masks_arg[32];
+	char flows_arg[32];
 };
 
 /*
@@ -196,8 +242,23 @@ struct xdp_flow_exec {
 static int xdp_flow_helper_setup(struct subprocess_info *info, struct cred *new)
 {
 	struct xdp_flow_exec *x = info->data;
+	struct file *file;
 	int fd;
 
+	if (x->reply) {
+		/* Kept across exec: the helper answers on it. */
+		fd = get_unused_fd_flags(0);
+		if (fd < 0)
+			return fd;
+		file = sock_alloc_file(x->reply, 0, NULL);
+		x->reply = NULL;	/* the file has it, or it is gone */
+		if (IS_ERR(file)) {
+			put_unused_fd(fd);
+			return PTR_ERR(file);
+		}
+		fd_install(fd, file);
+		snprintf(x->reply_arg, sizeof(x->reply_arg), "--reply-fd=%d", fd);
+	}
 	if (!umh_path) {
 		fd = get_unused_fd_flags(O_CLOEXEC);
 		if (fd < 0)
@@ -217,13 +278,27 @@ static int xdp_flow_helper_exec(const char *mode, struct pid **slot)
 {
 	struct xdp_flow_exec x = { .slot = slot };
 	struct subprocess_info *info;
-	char *argv[4], *envp[3];
+	char *argv[6], *envp[3];
+	int err;
 
 	/* call_usermodehelper_setup() takes them writable. */
 	argv[0] = "xdp_flow_umh";
 	argv[1] = "--log=kmsg";
 	argv[2] = (char *)mode;
 	argv[3] = NULL;
+	if (!mode) {
+		x.reply = xdp_flow_reply_open();
+		if (IS_ERR(x.reply))
+			return PTR_ERR(x.reply);
+		argv[2] = x.reply_arg;	/* filled in by the setup */
+		snprintf(x.masks_arg, sizeof(x.masks_arg), "--max-masks=%u",
+			 max_masks);
+		snprintf(x.flows_arg, sizeof(x.flows_arg), "--max-flows=%u",
+			 max_flows);
+		argv[3] = x.masks_arg;
+		argv[4] = x.flows_arg;
+		argv[5] = NULL;
+	}
 	envp[0] = "HOME=/";
 	envp[1] = "PATH=/sbin:/usr/sbin:/bin:/usr/bin";
 	envp[2] = NULL;
@@ -232,9 +307,16 @@ static int xdp_flow_helper_exec(const char *mode, struct pid **slot)
 	info = call_usermodehelper_setup(umh_path ?: "/proc/self/fd", argv, envp,
 					 GFP_KERNEL, xdp_flow_helper_setup,
 					 NULL, &x);
-	if (!info)
-		return -ENOMEM;
-	return call_usermodehelper_exec(info, UMH_WAIT_EXEC);
+	if (!info) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = call_usermodehelper_exec(info, UMH_WAIT_EXEC);
+out:
+	/* Not handed over: the setup did not run, or failed early. */
+	if (x.reply)
+		sock_release(x.reply);
+	return err;
 }
 
 static unsigned int xdp_flow_hello_timeout_ms(unsigned int failures)
@@ -433,32 +515,16 @@ int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
 	return err;
 }
 
-/**
- * xdp_flow_helper_reply() - the helper answers a request
- * @info: the REPLY message, in the sender's context
- *
- * Return: 0, or -EPERM when the sender is not the registered helper.
- */
-int xdp_flow_helper_reply(struct genl_info *info)
+/* Takes the helper's answer @attrs to a request. */
+static int xdp_flow_helper_reply(struct nlattr **attrs)
 {
 	struct xdp_flow_request *req;
 	struct nlattr *a;
-	bool helper;
 	u32 seq;
 
-	mutex_lock(&xdp_flow_helper_lock);
-	helper = xdp_flow_helper.state == XDP_FLOW_HELPER_RUNNING &&
-		 info->snd_portid == xdp_flow_helper.portid &&
-		 task_tgid(current) == xdp_flow_helper.pid;
-	mutex_unlock(&xdp_flow_helper_lock);
-	if (!helper) {
-		NL_SET_ERR_MSG_MOD(info->extack, "only the registered helper may reply");
-		return -EPERM;
-	}
-	if (GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_SEQ) ||
-	    GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_ERROR))
+	if (!attrs[XDP_FLOW_ATTR_SEQ] || !attrs[XDP_FLOW_ATTR_ERROR])
 		return -EINVAL;
-	seq = nla_get_u32(info->attrs[XDP_FLOW_ATTR_SEQ]);
+	seq = nla_get_u32(attrs[XDP_FLOW_ATTR_SEQ]);
 
 	spin_lock_bh(&xdp_flow_requests_lock);
 	req = xdp_flow_request_find(seq);
@@ -466,13 +532,13 @@ int xdp_flow_helper_reply(struct genl_info *info)
 		spin_unlock_bh(&xdp_flow_requests_lock);
 		return 0;	/* given up on, or not waited for */
 	}
-	req->err = (int)nla_get_u32(info->attrs[XDP_FLOW_ATTR_ERROR]);
+	req->err = (int)nla_get_u32(attrs[XDP_FLOW_ATTR_ERROR]);
 	if (req->err > 0 || req->err < -MAX_ERRNO)
 		req->err = -EPROTO;
-	a = info->attrs[XDP_FLOW_ATTR_MSG];
+	a = attrs[XDP_FLOW_ATTR_MSG];
 	if (a)
 		nla_strscpy(req->msg, a, sizeof(req->msg));
-	a = info->attrs[XDP_FLOW_ATTR_STATS];
+	a = attrs[XDP_FLOW_ATTR_STATS];
 	if (a && nla_len(a) >= sizeof(req->stats)) {
 		memcpy(&req->stats, nla_data(a), sizeof(req->stats));
 		req->have_stats = true;
@@ -480,6 +546,106 @@ int xdp_flow_helper_reply(struct genl_info *info)
 	complete(&req->done);
 	spin_unlock_bh(&xdp_flow_requests_lock);
 	return 0;
+}
+
+/*
+ * The replies' channel: a SOCK_SEQPACKET pair per helper start. The module
+ * keeps one end; the other is installed in the new process only (see
+ * xdp_flow_helper_setup()), so whatever arrives here comes from the helper
+ * the module started (or from whom it gave its descriptor to). One message
+ * is one REPLY; a work item takes them, so nothing the waiting caller holds
+ * can keep a reply out.
+ */
+#define XDP_FLOW_REPLY_MAX	65536
+
+static DEFINE_MUTEX(xdp_flow_reply_lock);
+static struct socket *xdp_flow_reply_sock;	/* the module's end */
+static void (*xdp_flow_reply_ready_orig)(struct sock *sk);
+static void *xdp_flow_reply_buf;
+
+static void xdp_flow_reply_work_fn(struct work_struct *work);
+static DECLARE_WORK(xdp_flow_reply_work, xdp_flow_reply_work_fn);
+
+static void xdp_flow_reply_ready(struct sock *sk)
+{
+	queue_work(system_highpri_wq, &xdp_flow_reply_work);
+}
+
+static void xdp_flow_reply_work_fn(struct work_struct *work)
+{
+	struct nlattr *tb[XDP_FLOW_ATTR_MAX + 1];
+	int n;
+
+	mutex_lock(&xdp_flow_reply_lock);
+	while (xdp_flow_reply_sock) {
+		struct kvec iov = {
+			.iov_base = xdp_flow_reply_buf,
+			.iov_len = XDP_FLOW_REPLY_MAX,
+		};
+		struct msghdr msg = {};
+
+		n = kernel_recvmsg(xdp_flow_reply_sock, &msg, &iov, 1,
+				   iov.iov_len, MSG_DONTWAIT);
+		if (n < 0)
+			break;
+		if ((msg.msg_flags & MSG_TRUNC) ||
+		    xdp_flow_genl_parse_reply(xdp_flow_reply_buf, n, tb) ||
+		    xdp_flow_helper_reply(tb))
+			pr_warn_ratelimited("xdp_flow: a malformed reply from the helper (%d bytes)\n",
+					    n);
+	}
+	mutex_unlock(&xdp_flow_reply_lock);
+}
+
+/* A new pair for a helper being started: returns the helper's end. */
+static struct socket *xdp_flow_reply_open(void)
+{
+	struct socket *mine, *theirs;
+	int err;
+
+	err = sock_create_kern(&init_net, AF_UNIX, SOCK_SEQPACKET, 0, &mine);
+	if (err)
+		return ERR_PTR(err);
+	err = sock_create_kern(&init_net, AF_UNIX, SOCK_SEQPACKET, 0, &theirs);
+	if (err) {
+		sock_release(mine);
+		return ERR_PTR(err);
+	}
+	err = mine->ops->socketpair(mine, theirs);
+	if (err) {
+		sock_release(theirs);
+		sock_release(mine);
+		return ERR_PTR(err);
+	}
+	write_lock_bh(&mine->sk->sk_callback_lock);
+	xdp_flow_reply_ready_orig = mine->sk->sk_data_ready;
+	mine->sk->sk_data_ready = xdp_flow_reply_ready;
+	write_unlock_bh(&mine->sk->sk_callback_lock);
+
+	mutex_lock(&xdp_flow_reply_lock);
+	swap(mine, xdp_flow_reply_sock);
+	mutex_unlock(&xdp_flow_reply_lock);
+	/* The previous helper's end: that helper is gone. */
+	if (mine)
+		sock_release(mine);
+	return theirs;
+}
+
+static void xdp_flow_reply_close(void)
+{
+	struct socket *mine;
+
+	mutex_lock(&xdp_flow_reply_lock);
+	mine = xdp_flow_reply_sock;
+	xdp_flow_reply_sock = NULL;
+	mutex_unlock(&xdp_flow_reply_lock);
+	if (mine) {
+		write_lock_bh(&mine->sk->sk_callback_lock);
+		mine->sk->sk_data_ready = xdp_flow_reply_ready_orig;
+		write_unlock_bh(&mine->sk->sk_callback_lock);
+		sock_release(mine);
+	}
+	cancel_work_sync(&xdp_flow_reply_work);
 }
 
 /* Sends one request to the running helper; @reqp gets it, pending. */
@@ -696,24 +862,33 @@ int __init xdp_flow_helper_init(const struct genl_family *family,
 		pr_err("xdp_flow: umh_path must be an absolute path\n");
 		return -EINVAL;
 	}
+	xdp_flow_reply_buf = kvmalloc(XDP_FLOW_REPLY_MAX, GFP_KERNEL);
+	if (!xdp_flow_reply_buf)
+		return -ENOMEM;
 	file = shmem_file_setup("xdp_flow_umh", size, 0);
-	if (IS_ERR(file))
-		return PTR_ERR(file);
+	if (IS_ERR(file)) {
+		err = PTR_ERR(file);
+		goto err_buf;
+	}
 	n = kernel_write(file, xdp_flow_umh_start, size, &pos);
 	if (n != size) {
 		pr_err("xdp_flow: cannot copy the helper into memory (%zd)\n", n);
-		fput(file);
-		return n < 0 ? n : -EIO;
+		err = n < 0 ? n : -EIO;
+		goto err_file;
 	}
 	err = netlink_register_notifier(&xdp_flow_netlink_nb);
-	if (err) {
-		fput(file);
-		return err;
-	}
+	if (err)
+		goto err_file;
 	xdp_flow_helper.exe = file;
 	xdp_flow_helper.family = family;
 	xdp_flow_helper.replay = replay;
 	return 0;
+
+err_file:
+	fput(file);
+err_buf:
+	kvfree(xdp_flow_reply_buf);
+	return err;
 }
 
 /**
@@ -788,6 +963,9 @@ void xdp_flow_helper_exit(void)
 		pr_warn("xdp_flow: helper pid %d does not exit; cleaning up beside it\n",
 			pid_nr(pid));
 	put_pid(pid);
+	xdp_flow_reply_close();
+	kvfree(xdp_flow_reply_buf);
+	xdp_flow_reply_buf = NULL;
 
 	xdp_flow_helper_cleanup();
 	fput(xdp_flow_helper.exe);

@@ -10,6 +10,7 @@
  * in TC's order, of what TC holds, so a packet either meets in XDP the rule
  * TC would have chosen, or goes to TC.
  */
+#include <linux/atomic.h>
 #include <linux/idr.h>
 #include <linux/jiffies.h>
 #include <linux/rhashtable.h>
@@ -17,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/stringify.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/flow_offload.h>
@@ -230,6 +232,10 @@ static bool xdp_flow_range_conflict(const struct xdp_flow_entry *entry)
 
 static void xdp_flow_attach_work_fn(struct work_struct *work);
 static DECLARE_WORK(xdp_flow_attach_work, xdp_flow_attach_work_fn);
+/* Passes of the attach work that left nothing to do, for waiters. */
+static atomic_t xdp_flow_attach_passes = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(xdp_flow_attach_wq);
+#define XDP_FLOW_ATTACH_WAIT_MS	2000
 /* Under xdp_flow_lock: an install made an attach due (see block_cb). */
 static bool xdp_flow_attach_due;
 
@@ -496,16 +502,22 @@ static int xdp_flow_cls_destroy(struct xdp_flow_binding *b,
 				struct flow_cls_offload *f)
 {
 	struct xdp_flow_entry *entry = xdp_flow_entry_find(b, f->cookie);
-	bool room;
+	bool room, taken;
 
+	/*
+	 * When a block is unbound, TC takes a rule's in_hw count down for
+	 * each callback that says 0 here: only for rules we took. (nftables
+	 * aborts its transaction on an error, and keeps only rules we took.)
+	 */
 	if (!entry)
-		return 0;
+		return b->nft ? 0 : -EOPNOTSUPP;
+	taken = b->nft || entry->kind == XDP_FLOW_ENTRY_OFFLOAD;
 	room = entry->installed;
 	xdp_flow_entry_uninstall(entry);
 	xdp_flow_entry_free(entry);
 	if (room)
 		xdp_flow_retry_waiting();
-	return 0;
+	return taken ? 0 : -EOPNOTSUPP;
 }
 
 /*
@@ -750,8 +762,11 @@ static void xdp_flow_attach_work_fn(struct work_struct *work)
 			break;
 		}
 		mutex_unlock(&xdp_flow_lock);
-		if (!ifindex)
+		if (!ifindex) {
+			atomic_inc(&xdp_flow_attach_passes);
+			wake_up_all(&xdp_flow_attach_wq);
 			return;
+		}
 
 		/* Without a helper, the replay after HELLO attaches. */
 		err = xdp_flow_helper_call(attach ? XDP_FLOW_CMD_DEV_ATTACH :
@@ -780,21 +795,27 @@ static void xdp_flow_attach_work_fn(struct work_struct *work)
 }
 
 /*
- * Waits for the attach an install made due, so that the first rule on a
- * device acts when TC returns; but only when rtnl is free, as attaching
- * needs it and our caller may hold it (then the attach completes a moment
- * later, and until then TC runs the rule in software: same outcome).
+ * Waits for the attach an install made due (@passes: the attach work's
+ * passes before the install), so that the first rule on a device acts in
+ * XDP when TC returns. Attaching needs rtnl, and our caller holds the
+ * block's cb_lock (nftables also its commit mutex), which whoever holds
+ * rtnl may be waiting for: so not at all while rtnl is held, and not
+ * longer than XDP_FLOW_ATTACH_WAIT_MS. The attach then completes a moment
+ * later; until then TC runs the rule in software (same outcome).
  * Called without xdp_flow_lock.
  */
-static void xdp_flow_attach_wait(void)
+static void xdp_flow_attach_wait(int passes)
 {
 	if (!rtnl_is_locked())
-		flush_work(&xdp_flow_attach_work);
+		wait_event_timeout(xdp_flow_attach_wq,
+				   atomic_read(&xdp_flow_attach_passes) != passes,
+				   msecs_to_jiffies(XDP_FLOW_ATTACH_WAIT_MS));
 }
 
 static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 			     void *cb_priv)
 {
+	int passes = atomic_read(&xdp_flow_attach_passes);
 	struct xdp_flow_binding *b = cb_priv;
 	struct flow_cls_offload *f = type_data;
 	bool due;
@@ -827,7 +848,7 @@ static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 	xdp_flow_attach_due = false;
 	mutex_unlock(&xdp_flow_lock);
 	if (due)
-		xdp_flow_attach_wait();
+		xdp_flow_attach_wait(passes);
 	return err;
 }
 

@@ -218,6 +218,7 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 extern struct genl_family xdp_flow_genl_family;
 int xdp_flow_genl_init(void);
 void xdp_flow_genl_exit(void);
+int xdp_flow_genl_parse_reply(const void *buf, size_t len, struct nlattr **tb);
 
 /* helper.c: the helper's life and the channel to it */
 /* The helper's image (umh_blob.S), init data: later it is in a shmem file. */
@@ -228,7 +229,6 @@ void xdp_flow_helper_stop(void);
 void xdp_flow_helper_exit(void);
 int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
 			  struct netlink_ext_ack *extack);
-int xdp_flow_helper_reply(struct genl_info *info);
 u32 xdp_flow_helper_state(void);
 void xdp_flow_helper_status(u32 *state, pid_t *pid, u32 *restarts);
 int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,

@@ -17,7 +17,7 @@ CAP_NET_ADMIN: only the module's own checks stand in its way.
         to the kernel as if it were the helper; writes what each send did:
         {"sends": [{"port": P, "cmd": "RULE_ADD", "result":
         "ECONNREFUSED"|"sent"}...], "results": {"ECONNREFUSED": N...},
-        "reply": "EPERM"|"ok"|...}
+        "reply": "ENOTSUP"|"ok"|...}
 
 Every number of the protocol (family, commands, attributes, ABI version)
 is read from include/uapi/linux/xdp_flow.h, the one definition of it.

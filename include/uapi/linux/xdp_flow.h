@@ -29,8 +29,11 @@
  *                                        HELPER_RESTARTS RULE_COUNT
  *                                        [TO_STACK]
  *
- * helper -> module (accepted only from the process the module started,
- * which it identifies itself; REPLY also only from the port that said HELLO):
+ * helper -> module (HELLO over the family, accepted only from the process
+ * the module started, which it identifies itself; REPLY, in the family's
+ * message format, on the SOCK_SEQPACKET descriptor the module gives the
+ * helper at start, --reply-fd=N, one message per send: never over the
+ * family, whose receive path takes genetlink's global lock):
  *   HELLO  VERSION [PROG_FD]             the helper (re)registers; the module
  *                                        answers with the usual ack, then
  *                                        replays: RULE_DEL and DEV_DETACH for
