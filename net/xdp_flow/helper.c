@@ -16,8 +16,10 @@
  * the module gave it at start (--reply-fd): not over generic netlink, whose
  * receive path takes genetlink's global lock, which a caller waiting for
  * the reply may be keeping a writer (a family being registered) from, and
- * which that writer would keep the reply from. When the helper's socket goes away, or it does not
- * answer in time, the module kills it, waits until it is gone, starts a new
+ * which that writer would keep the reply from.
+ *
+ * When the helper's netlink socket goes away, or it does not answer in
+ * time, the module kills it, waits until it is gone, starts a new
  * one with back-off, and the rule table is replayed into it; meanwhile the
  * datapath runs on from what the helper pinned. At unload the helper is
  * killed, whatever its state, and the embedded program runs once more in
@@ -33,6 +35,7 @@
 #include <linux/jiffies.h>
 #include <linux/kmod.h>
 #include <linux/moduleparam.h>
+#include <linux/net.h>
 #include <linux/netlink.h>
 #include <linux/notifier.h>
 #include <linux/pid.h>
@@ -41,7 +44,6 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
-#include <linux/net.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
@@ -586,7 +588,8 @@ static void xdp_flow_reply_work_fn(struct work_struct *work)
 
 		n = kernel_recvmsg(xdp_flow_reply_sock, &msg, &iov, 1,
 				   iov.iov_len, MSG_DONTWAIT);
-		if (n < 0)
+		/* Nothing left, or the helper's end is closed. */
+		if (n <= 0)
 			break;
 		if ((msg.msg_flags & MSG_TRUNC) ||
 		    xdp_flow_genl_parse_reply(xdp_flow_reply_buf, n, tb) ||
