@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Full tables change speed, never outcome, checked differentially: the
+# module is loaded with XDP tables far too small for the differential
+# test's rules (max_masks=3, max_flows=12), so that most rules wait for
+# room behind their device's shield, rules are deleted and added while
+# others wait, and waiting rules go in when room comes. Every frame must
+# still get what TC gives it, and every counter what TC counts
+# (difftest.py --full-tables: a rule that waits shadows later prios in
+# every chain, so their software hits are expected).
+#
+# Env: XF_FULL_CASES (default 40), XF_DIFF_SEED (default 1),
+#      XF_FULL_LANES (default 4)
+
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
+source "$XF_ROOT/selftests/guest/offload_lib.sh"
+
+CASES=${XF_FULL_CASES:-40}
+SEED=${XF_DIFF_SEED:-1}
+LANES=${XF_FULL_LANES:-4}
+
+trap 'diff_cleanup "$LANES"' EXIT
+
+diff_setup "$LANES" "module with max_masks=3 max_flows=12" \
+	max_masks=3 max_flows=12 || exit 1
+hook=$(xf_dev_hook xda0)
+
+RET=0
+mark=$(dmesg_mark "test_31")
+# No floors: few rules fit, by design.
+XF_DIFF_MIN_HW=0 XF_DIFF_MIN_XDP=0 diff_run "$hook" --seed "$SEED" \
+	--cases "$CASES" --full-tables
+check_err $? "the differential run failed: $DIFF_LAST"
+log_test "$CASES cases with tables for 3 masks and 12 flow entries (hook $XF_HOOK: $hook): $DIFF_LAST"
+
+RET=0
+dmesg_since "$mark" | grep -q "rules wait for room in the XDP tables"
+check_err $? "no rule ever waited for room: the tables were not full"
+bad=$(dmesg_since "$mark" | kernel_bad)
+[ -z "$bad" ]
+check_err $? "kernel log: $bad"
+log_test "rules waited for room; kernel log clean"
+
+exit $EXIT_STATUS
