@@ -683,6 +683,33 @@ diff_cleanup()
 	xf_unload >/dev/null 2>&1
 }
 
+# ---- an exception over an offloaded drop (test_28, test_29) ----
+# The drop: xfv0 ingress pref 100, dst_ip 10.0.2.1; the exception: pref 1,
+# UDP to 10.0.2.1 port XF_EXC_PORT, action pass.
+XF_EXC_PORT=4000
+
+# exc_expect_xdp <n>: XDP acts for the device: <n> frames to another port
+# are dropped there; <n> to the exception's port get through (TC passes
+# them), and the drop counts none of them.
+exc_expect_xdp()
+{
+	send_expect xfa 10.0.2.1 "$1" $((XF_EXC_PORT + 1)) -- \
+		udp:xfb/veth_b+0 hw:xfv0/100+"$1"
+	send_expect xfa 10.0.2.1 "$1" $XF_EXC_PORT -- udp:xfb/veth_b+"$1" \
+		pk:xfv0/1+"$1" pk:xfv0/100+0
+}
+
+# exc_expect_stack <n>: the device's frames go to the stack (a rule XDP
+# has not got waits): <n> frames to the exception's port get through, <n>
+# to another port are dropped by TC, none by XDP.
+exc_expect_stack()
+{
+	send_expect xfa 10.0.2.1 "$1" $XF_EXC_PORT -- udp:xfb/veth_b+"$1" \
+		pk:xfv0/1+"$1" pk:xfv0/100+0
+	send_expect xfa 10.0.2.1 "$1" $((XF_EXC_PORT + 1)) -- \
+		udp:xfb/veth_b+0 pk:xfv0/100+"$1" hw:xfv0/100+0
+}
+
 # ---- the helper's trust and lifecycle (test_25, test_26, test_27) ----
 
 # xf_enable_default <dev>: enable offload on <dev> with the default hook

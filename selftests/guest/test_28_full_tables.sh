@@ -14,7 +14,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=40
-PORT=4000
+PORT=$XF_EXC_PORT
 # The tables get room for MASKS masks (module parameter max_masks; 127 by
 # default, which only takes longer to fill), and more rules of distinct
 # masks than that: distinct src/dst prefix lengths.
@@ -88,14 +88,8 @@ check_err $? "the device's frames do not go to the stack from prio 1: $(xf_dev_j
 rule=$(xf_rule_json xfv0 1)
 [ "$(echo "$rule" | jq -r '[.waiting, .why] | @tsv')" = "$(printf 'true\tno room in the XDP tables')" ]
 check_err $? "xdp-flow show does not list the exception as waiting for room: $rule"
-send_expect xfa 10.0.2.1 $N $PORT -- udp:xfb/veth_b+$N pk:xfv0/1+$N \
-	hw:xfv0/100+0 pk:xfv0/100+0
-log_test "a prio-1 pass that waits over the offloaded drop lets its $N packets through, as TC does"
-
-RET=0
-send_expect xfa 10.0.2.1 $N $((PORT + 1)) -- udp:xfb/veth_b+0 \
-	pk:xfv0/100+$N hw:xfv0/100+0
-log_test "other packets the prio-100 drop matches are dropped by TC meanwhile"
+exc_expect_stack $N
+log_test "a prio-1 pass that waits over the offloaded drop lets its $N packets through, as TC does; the drop acts in TC meanwhile"
 
 RET=0
 tc filter del dev xfv0 ingress pref 200
@@ -108,10 +102,7 @@ rule=$(xf_rule_json xfv0 1)
 check_err $? "xdp-flow show still lists the exception as waiting: $rule"
 dmesg_since "$mark" | grep -q "no rule waits for room any more"
 check_err $? "no kernel log line says that no rule waits any more"
-send_expect xfa 10.0.2.1 $N $PORT -- udp:xfb/veth_b+$N pk:xfv0/1+$N \
-	hw:xfv0/100+0
-send_expect xfa 10.0.2.1 $N $((PORT + 1)) -- udp:xfb/veth_b+0 \
-	hw:xfv0/100+$N
+exc_expect_xdp $N
 log_test "with room again the exception is in and the drop acts in XDP again"
 
 RET=0

@@ -13,7 +13,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=40
-PORT=4000
+PORT=$XF_EXC_PORT
 TMP=$(mktemp -d)
 
 trap 'xf_test_cleanup; rm -rf "$TMP"' EXIT
@@ -60,10 +60,7 @@ check_err $? "no kernel log line says that a change reached no helper"
 log_test "with the helper down a new rule closes the gate; status and kernel log say so"
 
 RET=0
-send_expect xfa 10.0.2.1 $N $PORT -- udp:xfb/veth_b+$N pk:xfv0/1+$N \
-	pk:xfv0/100+0
-send_expect xfa 10.0.2.1 $N $((PORT + 1)) -- udp:xfb/veth_b+0 \
-	pk:xfv0/100+$N
+exc_expect_stack $N
 log_test "helper down: the new prio-1 pass lets its $N packets through, the drop acts in TC"
 
 RET=0
@@ -78,10 +75,7 @@ done
 check_err $? "the gate is still closed once a helper runs"
 dmesg_since "$mark" | grep -q "the helper has every rule again"
 check_err $? "no kernel log line says that the gate opened"
-send_expect xfa 10.0.2.1 $N $((PORT + 1)) -- udp:xfb/veth_b+0 \
-	hw:xfv0/100+$N
-send_expect xfa 10.0.2.1 $N $PORT -- udp:xfb/veth_b+$N pk:xfv0/1+$N \
-	hw:xfv0/100+0
+exc_expect_xdp $N
 log_test "a new helper replays the rules and opens the gate: the drop runs in XDP again"
 
 RET=0
