@@ -335,6 +335,7 @@ static int xdp_flow_shield_send(struct xdp_flow_dev *xdev, u64 order)
 static void xdp_flow_shield_set(struct xdp_flow_dev *xdev, u64 order)
 {
 	u64 was = xdev->shield_order;
+	struct net_device *dev;
 	int err;
 
 	if (order == was)
@@ -350,12 +351,21 @@ static void xdp_flow_shield_set(struct xdp_flow_dev *xdev, u64 order)
 		return;
 	}
 	xdev->shield_order = order;
-	if (was == XDP_FLOW_NO_SHIELD)
-		pr_warn("xdp_flow: ifindex %d: rules wait for room in the XDP tables; the device's frames go to the stack from prio %llu on\n",
-			xdev->ifindex, order >> 32);
-	else if (order == XDP_FLOW_NO_SHIELD)
-		pr_info("xdp_flow: ifindex %d: no rule waits for room any more\n",
-			xdev->ifindex);
+	if (was != XDP_FLOW_NO_SHIELD && order != XDP_FLOW_NO_SHIELD)
+		return;
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(&init_net, xdev->ifindex);
+	if (order != XDP_FLOW_NO_SHIELD)
+		pr_warn("xdp_flow: %s: rules wait for room in the XDP tables; the device's frames go to the stack from %s %llu on\n",
+			dev ? dev->name : "?",
+			order >> 32 >= XDP_FLOW_ORDER_NFT_BASE ?
+			"nftables chain priority" : "prio",
+			order >> 32 >= XDP_FLOW_ORDER_NFT_BASE ?
+			(order >> 32) - XDP_FLOW_ORDER_NFT_BASE : order >> 32);
+	else
+		pr_info("xdp_flow: %s: no rule waits for room any more\n",
+			dev ? dev->name : "?");
+	rcu_read_unlock();
 }
 
 /* The lowest order of the rules of @xdev that wait for room. */
