@@ -4,7 +4,9 @@
 # Waiting for the helper never holds what the helper's answer needs. While
 # another module registers and unregisters its generic netlink family in a
 # loop (modprobe/rmmod team: genetlink's global lock, taken for writing,
-# which a reply over generic netlink would queue behind), xdp-flow enable,
+# which a reply over generic netlink would queue behind), and the helper is
+# stopped for 50 ms at a time (so that a registration comes while a caller
+# waits for it), xdp-flow enable,
 # show and disable go on working, and so do rule adds and deletes on a
 # block shared with a device whose qdisc comes and goes. And nftables
 # commits of the first rule of an offload chain (which attaches the
@@ -19,11 +21,13 @@ N=20
 ROUNDS=${XF_LOCK_ROUNDS:-6}
 TMP=$(mktemp -d)
 CHURN=
+PAUSER=
 
 cleanup()
 {
 	touch "$TMP/stop"
 	[ -n "$CHURN" ] && wait "$CHURN" 2>/dev/null
+	[ -n "$PAUSER" ] && wait "$PAUSER" 2>/dev/null
 	rmmod team 2>/dev/null
 	ip link del xfdummy 2>/dev/null
 	nft delete table netdev xf_lock 2>/dev/null
@@ -51,6 +55,15 @@ mark=$(dmesg_mark "test_30")
 	echo $n >"$TMP/churned"
 ) &
 CHURN=$!
+helper=$(xf_status_get .helper_pid)
+(
+	while [ ! -e "$TMP/stop" ]; do
+		kill -STOP "$helper" && sleep 0.05
+		kill -CONT "$helper" && sleep 0.05
+	done
+	kill -CONT "$helper"
+) &
+PAUSER=$!
 
 tc qdisc add dev xfv0 ingress_block 9 clsact
 check_err $? "tc qdisc add block 9 on xfv0 failed"
@@ -69,8 +82,8 @@ for i in $(seq "$ROUNDS"); do
 	"$XF_CLI" disable dev xfv0 >/dev/null || fails+=" disable#$i"
 done
 touch "$TMP/stop"
-wait "$CHURN"
-CHURN=
+wait "$CHURN" "$PAUSER"
+CHURN= PAUSER=
 churned=$(cat "$TMP/churned" 2>/dev/null)
 log_info "$ROUNDS rounds of enable, rule add and delete, show, disable; team registered and unregistered ${churned:-?} times meanwhile"
 [ -z "$fails" ]
