@@ -213,6 +213,11 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 	return -EINVAL;
 }
 
+/* The shields' mask: the ifindex alone. No rule of TC's has it (theirs
+ * always hold the chain too).
+ */
+static const struct xdp_flow_key shield_mask = { .ifindex = 0xffffffff };
+
 static bool is_shield_id(__u32 id)
 {
 	return id >= XDP_FLOW_SHIELD_ID_BASE && id < XDP_FLOW_MAX_RULES;
@@ -221,10 +226,9 @@ static bool is_shield_id(__u32 id)
 /* A shield matches every frame of one device and hands it to the stack. */
 static bool shield_ok(const struct xdp_flow_rule *r)
 {
-	struct xdp_flow_key m = { .ifindex = 0xffffffff };
-
 	return (r->flags & XDP_FLOW_RULE_F_SOFTWARE) &&
-	       !memcmp(&r->mask, &m, sizeof(m)) && !r->l4_src_range.max &&
+	       !memcmp(&r->mask, &shield_mask, sizeof(shield_mask)) &&
+	       !r->l4_src_range.max &&
 	       !r->l4_dst_range.max;
 }
 
@@ -487,8 +491,7 @@ static unsigned int masks_after(struct table *t, const struct trule *old,
  */
 static unsigned int shield_mask_used(struct table *t)
 {
-	struct xdp_flow_key m = { .ifindex = 0xffffffff };
-	struct tmask *tm = mask_find(t, &m);
+	struct tmask *tm = mask_find(t, &shield_mask);
 
 	return tm && tm->nr_entries;
 }

@@ -134,6 +134,18 @@ xdp_flow_entry_find(struct xdp_flow_binding *b, unsigned long cookie)
 				      xdp_flow_cookie_params);
 }
 
+/*
+ * Gives rule id @id back, or, when a helper may still hold a rule of it
+ * (@held: the module asked for its removal and no helper answered), keeps
+ * it for the next helper to take out first.
+ */
+static void xdp_flow_id_put(u32 id, bool held)
+{
+	if (!held || xa_err(xa_store(&xdp_flow_stale_rules, id,
+				     xa_mk_value(0), GFP_KERNEL)))
+		ida_free(&xdp_flow_ids, id);
+}
+
 static void xdp_flow_entry_unwait(struct xdp_flow_entry *entry);
 
 static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
@@ -143,11 +155,7 @@ static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
 			       xdp_flow_cookie_params);
 	list_del(&entry->list);
 	xdp_flow_mask_put(entry->mask);
-	/* Its id goes back only once no helper holds the rule. */
-	if (!entry->stale ||
-	    xa_err(xa_store(&xdp_flow_stale_rules, entry->rule.id,
-			    xa_mk_value(0), GFP_KERNEL)))
-		ida_free(&xdp_flow_ids, entry->rule.id);
+	xdp_flow_id_put(entry->rule.id, entry->stale);
 	kfree(entry);
 }
 
@@ -1215,12 +1223,9 @@ static void xdp_flow_uninstall_all(int ifindex)
  */
 static void xdp_flow_shield_free(struct xdp_flow_dev *xdev)
 {
-	if (xdev->shield_order != XDP_FLOW_NO_SHIELD &&
-	    xdp_flow_shield_send(xdev, XDP_FLOW_NO_SHIELD) &&
-	    !xa_err(xa_store(&xdp_flow_stale_rules, xdev->shield_id,
-			     xa_mk_value(0), GFP_KERNEL)))
-		return;
-	ida_free(&xdp_flow_ids, xdev->shield_id);
+	xdp_flow_id_put(xdev->shield_id,
+			xdev->shield_order != XDP_FLOW_NO_SHIELD &&
+			xdp_flow_shield_send(xdev, XDP_FLOW_NO_SHIELD));
 }
 
 /*

@@ -106,7 +106,7 @@ exc_expect_xdp $N
 log_test "with room again the exception is in and the drop acts in XDP again"
 
 RET=0
-bad=$(dmesg_since "$mark" | kernel_bad)
+bad=$(dmesg_bad_since "$mark")
 [ -z "$bad" ]
 check_err $? "kernel log: $bad"
 log_test "kernel log clean"

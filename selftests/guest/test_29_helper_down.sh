@@ -79,7 +79,7 @@ exc_expect_xdp $N
 log_test "a new helper replays the rules and opens the gate: the drop runs in XDP again"
 
 RET=0
-bad=$(dmesg_since "$mark" | kernel_bad)
+bad=$(dmesg_bad_since "$mark")
 [ -z "$bad" ]
 check_err $? "kernel log: $bad"
 log_test "kernel log clean"

@@ -98,7 +98,7 @@ late=$(dmesg_since "$mark" | grep -E "did not answer in time|did not register in
 check_err $? "the helper was waited for in vain: $late"
 [ "$(xf_status_get .helper_restarts)" = "$restarts" ]
 check_err $? "the helper was restarted ($restarts before, $(xf_status_get .helper_restarts) after)"
-bad=$(dmesg_since "$mark" | kernel_bad)
+bad=$(dmesg_bad_since "$mark")
 [ -z "$bad" ]
 check_err $? "kernel log: $bad"
 log_test "no request timed out, no helper restart, kernel log clean"
