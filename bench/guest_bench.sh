@@ -45,9 +45,12 @@
 #            counter with xdp_flow), (c) the flow stops arriving at P
 #            (the rule acts on the datapath); and after `tc filter del`,
 #            until the flow arrives again. With xdp_flow and in software.
-#   rate     XF_BENCH_RULES (10000) flower rules (distinct dst_ip, one
-#            prio, action drop) through `tc -b`: with xdp_flow enabled on
-#            the device and not; then deleting the qdisc.
+#   rate     XF_BENCH_RULES (10000) flower rules (distinct dst_ip, action
+#            drop) through `tc -b`: with xdp_flow enabled on the device
+#            and not, interleaved, in each prio order of
+#            XF_BENCH_RATE_ORDERS (default "one asc desc random": all
+#            pref 10, ascending, descending, shuffled); then deleting the
+#            qdisc.
 #   ping     Two namespaces on an OVS bridge: the round trip of a first
 #            ping (datapath flows flushed before it: upcall, flow set-up)
 #            and of the ping after it, with hw-offload off and on
@@ -126,6 +129,7 @@ WARM=${XF_BENCH_WARM:-1}
 LAT_REPS=${XF_BENCH_LAT_REPS:-$d_lat_reps}
 LAT_PPS=${XF_BENCH_LAT_PPS:-2000}
 NRULES=${XF_BENCH_RULES:-$d_rules}
+RATE_ORDERS=${XF_BENCH_RATE_ORDERS:-one asc desc random}
 PING_REPS=${XF_BENCH_PING_REPS:-$d_ping_reps}
 MISS_SECS=${XF_BENCH_MISS_SECS:-$d_miss_secs}
 MISS_REPS=${XF_BENCH_MISS_REPS:-$d_miss_reps}
@@ -1009,89 +1013,110 @@ xf_dev_rules()
 	xf_status_get ".devices[] | select(.dev == \"$1\") | .rule_count" | head -n 1
 }
 
+# rate_rules <dev> <order>: NRULES flower rules for `tc -b` on <dev>,
+# distinct dst_ip, action drop, in prio order <order>: one (all pref 10),
+# asc (pref 1, 2, ...), desc (pref NRULES down to 1) or random (the same
+# prios shuffled, a fixed seed).
+rate_rules()
+{
+	local d=$1 order=$2
+
+	case $order in
+	one)	yes 10 | head -n "$NRULES" ;;
+	asc)	seq 1 "$NRULES" ;;
+	desc)	seq "$NRULES" -1 1 ;;
+	random)	seq 1 "$NRULES" | shuf --random-source=<(yes 42) ;;
+	esac | awk -v d="$d" '{ i = NR - 1
+		printf "filter add dev %s ingress pref %d protocol ip flower dst_ip 10.%d.%d.%d action drop\n",
+			d, $1, 100 + int(i / 65536), int(i / 256) % 256, i % 256 }'
+}
+
 section_rate()
 {
-	local cfg d t0 t1 rc n add_s del_s rps line r
+	local cfg d t0 t1 rc n add_s del_s rps r order
 	local -A rate=()
 
-	log "== rate: $NRULES flower rules through tc -b, with and without xdp_flow"
+	log "== rate: $NRULES flower rules through tc -b, with and without xdp_flow, prio orders: $RATE_ORDERS"
 	veth_pairs rd_xdp:rp_xdp rd_tc:rp_tc || { note rate "cannot create the veth pairs"; rate_cleanup; return 1; }
 
 	sum ""
-	sum "rate: $NRULES rules (one prio, distinct dst_ip, action drop) through tc -b; then tc qdisc del"
-	sum "$(printf '  %-10s %10s %10s %10s %10s %14s' config 'add s' 'rules/s' ratio 'del s' 'XDP empty s')"
-	for cfg in tc_flower xdp_flow; do
-		d=rd_tc
-		if [ $cfg = xdp_flow ]; then
-			d=rd_xdp
-			if [ "$XF_READY" != 1 ]; then
-				note rate "xdp_flow: the module or its helper is not running"
+	sum "rate: $NRULES rules (distinct dst_ip, action drop) through tc -b, prio order one (all 10), asc, desc or random; then tc qdisc del"
+	sum "$(printf '  %-7s %-10s %10s %10s %10s %10s %14s' order config 'add s' 'rules/s' ratio 'del s' 'XDP empty s')"
+	for order in $RATE_ORDERS; do
+		# interleaved: software, then offloaded, in each order
+		for cfg in tc_flower xdp_flow; do
+			d=rd_tc
+			if [ $cfg = xdp_flow ]; then
+				d=rd_xdp
+				if [ "$XF_READY" != 1 ]; then
+					note rate "xdp_flow: the module or its helper is not running"
+					continue
+				fi
+				xf_enable $d || { note rate "xdp_flow: cannot enable $d"; continue; }
+			else
+				tc qdisc add dev $d clsact || { note rate "$cfg: cannot add clsact"; continue; }
+			fi
+			rate_rules $d "$order" >"$TMP/rules.$d"
+			now; t0=$NOW
+			timeout 900 tc -b "$TMP/rules.$d" >"$TMP/tc.out" 2>&1
+			rc=$?
+			now; t1=$NOW
+			add_s=$(calc "($t1 - $t0) / 1e6")
+			if [ $rc != 0 ]; then
+				note rate "$cfg $order: tc -b failed (rc $rc) after $add_s s: $(tail -n 2 "$TMP/tc.out" | tr '\n' ' ')"
+				tc qdisc del dev $d clsact 2>/dev/null
+				[ $cfg = xdp_flow ] && "$XF_CLI" disable dev $d >/dev/null 2>&1
 				continue
 			fi
-			xf_enable $d || { note rate "xdp_flow: cannot enable $d"; continue; }
-		else
-			tc qdisc add dev $d clsact || { note rate "$cfg: cannot add clsact"; continue; }
-		fi
-		awk -v n="$NRULES" -v d=$d 'BEGIN { for (i = 0; i < n; i++)
-			printf "filter add dev %s ingress pref 10 protocol ip flower dst_ip 10.%d.%d.%d action drop\n",
-				d, 100 + int(i / 65536), int(i / 256) % 256, i % 256 }' >"$TMP/rules.$d"
-		now; t0=$NOW
-		timeout 600 tc -b "$TMP/rules.$d" >"$TMP/tc.out" 2>&1
-		rc=$?
-		now; t1=$NOW
-		add_s=$(calc "($t1 - $t0) / 1e6")
-		if [ $rc != 0 ]; then
-			note rate "$cfg: tc -b failed (rc $rc) after $add_s s: $(tail -n 2 "$TMP/tc.out" | tr '\n' ' ')"
-			tc qdisc del dev $d clsact 2>/dev/null
-			continue
-		fi
-		n=$NRULES
-		if [ $cfg = xdp_flow ]; then
-			n=$(xf_dev_rules $d)
-			[ "$n" = "$NRULES" ] ||
-				note rate "xdp_flow: xdp-flow status counts ${n:-?} rules on $d, not $NRULES"
-			[[ $n =~ ^[0-9]+$ ]] || n=0
-		fi
-		rps=$(calc "$n / $add_s")
-		rate[$cfg]=$rps
-		csv rate "$cfg" rules "$n" count
-		csv rate "$cfg" add_s "$add_s" s
-		csv rate "$cfg" rules_per_s "$rps" rules/s
-		log "rate $cfg: $n rules in $add_s s ($rps rules/s)"
+			n=$NRULES
+			if [ $cfg = xdp_flow ]; then
+				n=$(xf_dev_rules $d)
+				[ "$n" = "$NRULES" ] ||
+					note rate "xdp_flow $order: xdp-flow status counts ${n:-?} rules on $d, not $NRULES"
+				[[ $n =~ ^[0-9]+$ ]] || n=0
+			fi
+			rps=$(calc "$n / $add_s")
+			rate[$cfg.$order]=$rps
+			csv rate "$cfg" "rules_$order" "$n" count
+			csv rate "$cfg" "add_s_$order" "$add_s" s
+			csv rate "$cfg" "rules_per_s_$order" "$rps" rules/s
+			log "rate $cfg $order: $n rules in $add_s s ($rps rules/s)"
 
-		now; t0=$NOW
-		tc qdisc del dev $d clsact
-		rc=$?
-		now; t1=$NOW
-		del_s=$(calc "($t1 - $t0) / 1e6")
-		[ $rc = 0 ] || note rate "$cfg: tc qdisc del failed"
-		csv rate "$cfg" del_s "$del_s" s
-		if [ $cfg = xdp_flow ]; then
-			# should the module take them out of XDP after the block
-			# went, count that too (one status poll costs ~1 s here)
-			while n=$(xf_dev_rules $d) && [ -n "$n" ] && [ "$n" != 0 ] &&
-			      [ $(( ${EPOCHREALTIME/./} - t0 )) -lt 300000000 ]; do
-				bsleep 0.1
-			done
-			now
-			[ "${n:-0}" = 0 ] || note rate "xdp_flow: $n rules still in XDP after the qdisc went"
-			rate[$cfg.empty]=$(printf '%.2f' "$(calc "($NOW - $t0) / 1e6")")
-			csv rate "$cfg" xdp_empty_s "${rate[$cfg.empty]}" s
-			log "rate $cfg: qdisc del $del_s s, XDP empty after ${rate[$cfg.empty]} s"
-		fi
-		line=$(printf '  %-10s %10.2f %10.1f' $cfg "$add_s" "$rps")
-		rate[$cfg.line]=$line
-		rate[$cfg.del]=$del_s
-	done
-	for cfg in tc_flower xdp_flow; do
-		[ -n "${rate[$cfg]:-}" ] || continue
-		r=-
-		if [ -n "${rate[tc_flower]:-}" ]; then
-			r=$(calc "${rate[$cfg]} / ${rate[tc_flower]}")
-			csv rate "$cfg" ratio_to_tc_flower "$r" ratio
-			r=$(printf '%.2f' "$r")
-		fi
-		sum "$(printf '%s %10s %10.2f %14s' "${rate[$cfg.line]}" "$r" "${rate[$cfg.del]}" "${rate[$cfg.empty]:--}")"
+			now; t0=$NOW
+			tc qdisc del dev $d clsact
+			rc=$?
+			now; t1=$NOW
+			del_s=$(calc "($t1 - $t0) / 1e6")
+			[ $rc = 0 ] || note rate "$cfg $order: tc qdisc del failed"
+			csv rate "$cfg" "del_s_$order" "$del_s" s
+			if [ $cfg = xdp_flow ]; then
+				# should the module take them out of XDP after the
+				# block went, count that too (one status poll costs
+				# ~1 s here)
+				while n=$(xf_dev_rules $d) && [ -n "$n" ] && [ "$n" != 0 ] &&
+				      [ $(( ${EPOCHREALTIME/./} - t0 )) -lt 300000000 ]; do
+					bsleep 0.1
+				done
+				now
+				[ "${n:-0}" = 0 ] || note rate "xdp_flow $order: $n rules still in XDP after the qdisc went"
+				rate[$cfg.$order.empty]=$(printf '%.2f' "$(calc "($NOW - $t0) / 1e6")")
+				csv rate "$cfg" "xdp_empty_s_$order" "${rate[$cfg.$order.empty]}" s
+				log "rate $cfg $order: qdisc del $del_s s, XDP empty after ${rate[$cfg.$order.empty]} s"
+				"$XF_CLI" disable dev $d >/dev/null 2>&1
+			fi
+			rate[$cfg.$order.line]=$(printf '  %-7s %-10s %10.2f %10.1f' "$order" $cfg "$add_s" "$rps")
+			rate[$cfg.$order.del]=$del_s
+		done
+		for cfg in tc_flower xdp_flow; do
+			[ -n "${rate[$cfg.$order]:-}" ] || continue
+			r=-
+			if [ -n "${rate[tc_flower.$order]:-}" ]; then
+				r=$(calc "${rate[$cfg.$order]} / ${rate[tc_flower.$order]}")
+				csv rate "$cfg" "ratio_to_tc_flower_$order" "$r" ratio
+				r=$(printf '%.2f' "$r")
+			fi
+			sum "$(printf '%s %10s %10.2f %14s' "${rate[$cfg.$order.line]}" "$r" "${rate[$cfg.$order.del]}" "${rate[$cfg.$order.empty]:--}")"
+		done
 	done
 	rate_cleanup
 }

@@ -140,7 +140,8 @@ int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms)
 	}
 }
 
-static struct xdp_flow_bpf *dp_try_open(const char *pin_dir)
+static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
+				       unsigned int flow_entries)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir);
 	struct xdp_flow_bpf *skel;
@@ -154,7 +155,12 @@ static struct xdp_flow_bpf *dp_try_open(const char *pin_dir)
 	if (!pin_dir)
 		bpf_object__for_each_map(map, skel->obj)
 			bpf_map__set_pin_path(map, NULL);
-	err = xdp_flow_bpf__load(skel);
+	/* Pinned maps of another size are not reused (dp_open() then makes
+	 * new ones): max_flows is a load-time parameter of the module.
+	 */
+	err = bpf_map__set_max_entries(skel->maps.xf_flows, flow_entries);
+	if (!err)
+		err = xdp_flow_bpf__load(skel);
 	if (err) {
 		xdp_flow_bpf__destroy(skel);
 		errno = -err;
@@ -171,7 +177,7 @@ static void dp_remove_pinned_maps(const char *pin_dir)
 {
 	static const char *const names[] = {
 		"xf_rules", "xf_counters", "xf_flows", "xf_masks",
-		"xf_rule_defs", "xf_gen",
+		"xf_rule_defs", "xf_gen", "xf_mask_min", "xf_gate",
 	};
 	char path[256];
 	unsigned int i;
@@ -182,8 +188,14 @@ static void dp_remove_pinned_maps(const char *pin_dir)
 	}
 }
 
-/* Opens and loads the program; with @pin_dir, reusing the maps pinned there. */
-struct xdp_flow_bpf *dp_open(const char *pin_dir)
+/**
+ * dp_open() - open and load the program
+ * @pin_dir: reuse the maps pinned there, or pin new ones; NULL: no pins
+ * @flow_entries: the size of the flow table (xf_flows)
+ *
+ * Return: the loaded skeleton, or NULL (errno says why).
+ */
+struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries)
 {
 	struct xdp_flow_bpf *skel;
 
@@ -192,12 +204,12 @@ struct xdp_flow_bpf *dp_open(const char *pin_dir)
 		pr_err("cannot create %s: %s", pin_dir, strerror(errno));
 		return NULL;
 	}
-	skel = dp_try_open(pin_dir);
+	skel = dp_try_open(pin_dir, flow_entries);
 	if (!skel && pin_dir) {
 		pr_info("cannot reuse the maps pinned in %s (%s), creating new ones",
 			pin_dir, strerror(errno));
 		dp_remove_pinned_maps(pin_dir);
-		skel = dp_try_open(pin_dir);
+		skel = dp_try_open(pin_dir, flow_entries);
 	}
 	if (!skel)
 		pr_err("cannot load the XDP program: %s", strerror(errno));

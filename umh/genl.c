@@ -52,9 +52,9 @@ static struct nla_policy policy[XDP_FLOW_ATTR_MAX + 1] = {
 	[XDP_FLOW_ATTR_SEQ]	= { .type = NLA_U32 },
 };
 
-static void genl_reply(void *transport, const struct umh_reply *r)
+/* Writes @r as a REPLY of @family on the module's descriptor @fd. */
+static void reply_write(int fd, int family, const struct umh_reply *r)
 {
-	struct genl *g = transport;
 	size_t size = 256 + r->nr_stats * sizeof(*r->stats) +
 		      (r->nr_stats / STATS_PER_ATTR + 1) * NLA_HDRLEN;
 	struct nl_msg *msg;
@@ -64,11 +64,12 @@ static void genl_reply(void *transport, const struct umh_reply *r)
 	msg = nlmsg_alloc_size(size);
 	if (!msg)
 		goto fail;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, g->family, 0, 0,
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, 0,
 			 XDP_FLOW_CMD_REPLY, XDP_FLOW_GENL_VERSION))
 		goto fail;
 	if (nla_put_u32(msg, XDP_FLOW_ATTR_SEQ, r->seq) ||
-	    nla_put_u32(msg, XDP_FLOW_ATTR_ERROR, (__u32)r->err))
+	    (r->progress ? nla_put_flag(msg, XDP_FLOW_ATTR_PROGRESS) :
+	     nla_put_u32(msg, XDP_FLOW_ATTR_ERROR, (__u32)r->err)))
 		goto fail;
 	if (r->msg[0] && nla_put_string(msg, XDP_FLOW_ATTR_MSG, r->msg))
 		goto fail;
@@ -85,7 +86,7 @@ static void genl_reply(void *transport, const struct umh_reply *r)
 	 * the module may wait for one holding locks that genetlink's
 	 * receive path would need. One write is one message.
 	 */
-	if (write(g->reply_fd, nlmsg_hdr(msg), nlmsg_hdr(msg)->nlmsg_len) >= 0) {
+	if (write(fd, nlmsg_hdr(msg), nlmsg_hdr(msg)->nlmsg_len) >= 0) {
 		nlmsg_free(msg);
 		return;
 	}
@@ -96,6 +97,28 @@ fail:
 	pr_err("cannot send the reply to seq %u: %s", r->seq,
 	       nl_geterror(err));
 	nlmsg_free(msg);
+}
+
+static void genl_reply(void *transport, const struct umh_reply *r)
+{
+	struct genl *g = transport;
+
+	reply_write(g->reply_fd, g->family, r);
+}
+
+/**
+ * genl_progress() - tell the module that the helper is still at work
+ * @u: the helper; @u->progress_seq names the request (0: before HELLO)
+ *
+ * Needs only the reply descriptor and the family id, so it works before
+ * genl_run() too.
+ */
+void genl_progress(struct umh *u)
+{
+	struct umh_reply r = { .seq = u->progress_seq, .progress = true };
+
+	if (u->reply_fd >= 0 && u->family > 0)
+		reply_write(u->reply_fd, u->family, &r);
 }
 
 static int parse_request(struct genlmsghdr *gh, struct nlattr **tb,
@@ -334,7 +357,9 @@ static int genl_connect_family(struct genl *g)
 	return 0;
 }
 
-/* Before loading anything: is there a module to serve at all? */
+/* Before loading anything: is there a module to serve at all? Returns its
+ * family id.
+ */
 int genl_check_family(void)
 {
 	struct nl_sock *sk = nl_socket_alloc();
@@ -347,7 +372,7 @@ int genl_check_family(void)
 	if (family < 0)
 		pr_err("generic netlink family %s not found (is xdp_flow loaded?)",
 		       XDP_FLOW_GENL_NAME);
-	return family < 0 ? family : 0;
+	return family;
 }
 
 int genl_run(struct umh *u)

@@ -30,9 +30,14 @@ static void usage(FILE *f)
 		"               module gives it)\n"
 		"  --max-masks=N, --max-flows=N\n"
 		"               masks and flow entries rules may use in the XDP\n"
-		"               tables (default and most: 127, 130048)\n"
+		"               tables (default 255 and 130048; most 255 and\n"
+		"               1047552)\n"
 		"  --driver     read requests as text lines on stdin (tests)\n"
 		"  --no-pin     do not pin (driver tests only)\n"
+		"  --step-delay-us=N\n"
+		"               tests: each step of long work (taking over the\n"
+		"               pinned state, SYNC) sleeps N us, so that it\n"
+		"               outlasts the module's timeouts\n"
 		"  --cleanup    detach the pinned links, remove every pin and the\n"
 		"               pin directory, and exit (no module needed)\n");
 }
@@ -59,6 +64,7 @@ int main(int argc, char **argv)
 		{ "reply-fd", required_argument, NULL, 'r' },
 		{ "max-masks", required_argument, NULL, 'm' },
 		{ "max-flows", required_argument, NULL, 'f' },
+		{ "step-delay-us", required_argument, NULL, 's' },
 		{ "driver", no_argument, NULL, 'd' },
 		{ "no-pin", no_argument, NULL, 'n' },
 		{ "cleanup", no_argument, NULL, 'c' },
@@ -69,7 +75,7 @@ int main(int argc, char **argv)
 	enum log_dest dest = LOG_DEST_STDERR;
 	bool driver = false, pin = true, verbose = false, cleanup = false;
 	unsigned long max_masks = XDP_FLOW_MAX_MASKS - 1;
-	unsigned long max_flows = XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS;
+	unsigned long max_flows = XDP_FLOW_DEFAULT_FLOWS;
 	struct umh u = { .reply_fd = -1 };
 	int c, ret = 1, lock_fd;
 	char *end;
@@ -99,6 +105,12 @@ int main(int argc, char **argv)
 			*(c == 'm' ? &max_masks : &max_flows) =
 				strtoul(optarg, &end, 10);
 			if (errno || *end)
+				goto bad_usage;
+			break;
+		case 's':
+			errno = 0;
+			u.step_delay_us = strtoul(optarg, &end, 10);
+			if (errno || *end || u.step_delay_us > 1000000)
 				goto bad_usage;
 			break;
 		case 'd':
@@ -140,8 +152,19 @@ int main(int argc, char **argv)
 	if (cleanup)
 		return cleanup_run();
 
-	if (!driver && genl_check_family())
-		return 1;
+	if (!driver) {
+		u.family = genl_check_family();
+		if (u.family < 0)
+			return 1;
+		u.progress = genl_progress;
+	}
+	if (!max_masks || max_masks > XDP_FLOW_MAX_MASKS - 1 || !max_flows ||
+	    max_flows > XDP_FLOW_MAX_FLOWS) {
+		pr_err("--max-masks=%lu or --max-flows=%lu out of range (1-%u, 1-%u)",
+		       max_masks, max_flows, XDP_FLOW_MAX_MASKS - 1,
+		       XDP_FLOW_MAX_FLOWS);
+		return 2;
+	}
 	if (pin) {
 		if (dp_mount_bpffs())
 			return 1;
@@ -154,7 +177,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	u.skel = dp_open(u.pin_dir);
+	u.skel = dp_open(u.pin_dir, max_flows + XDP_FLOW_MAX_SHIELDS);
 	if (!u.skel)
 		return 1;
 	u.table = table_new(u.skel);
@@ -164,12 +187,10 @@ int main(int argc, char **argv)
 		pr_err("out of memory");
 		goto out;
 	}
-	if (table_set_limits(u.table, max_masks, max_flows)) {
-		pr_err("--max-masks=%lu or --max-flows=%lu out of range (1-%u, 1-%u)",
-		       max_masks, max_flows, XDP_FLOW_MAX_MASKS - 1,
-		       XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS);
-		goto out;
-	}
+	if (table_set_limits(u.table, max_masks, max_flows))
+		goto out;	/* checked above */
+	/* Taking over a large state takes a while: say so, HELLO comes. */
+	table_set_progress(u.table, umh_progress, &u);
 	if (table_recover(u.table) || attach_recover(u.attach)) {
 		pr_err("cannot take over the pinned state");
 		goto out;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "umh.h"
 
@@ -52,6 +54,40 @@ static void handle_stats(struct umh *u, const struct umh_request *req)
 	free(all);
 }
 
+/* Reports progress at most this often, well within any module timeout. */
+#define PROGRESS_EVERY_MS	250
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/**
+ * umh_progress() - called by long work: the module hears that it goes on
+ * @arg: the helper (struct umh)
+ *
+ * A report names the request being served (0: the takeover before HELLO),
+ * and the module waits one more timeout for it rather than killing a
+ * helper that works. The test driver has no module to tell.
+ */
+void umh_progress(void *arg)
+{
+	struct umh *u = arg;
+	long long now;
+
+	if (u->step_delay_us)
+		usleep(u->step_delay_us);
+	now = now_ms();
+	if (now - u->progress_ms < PROGRESS_EVERY_MS)
+		return;
+	u->progress_ms = now;
+	if (u->progress)
+		u->progress(u);
+}
+
 /*
  * SYNC: the rules go now; stale links go in the worker, after the replayed
  * attachments queued before it (the reply does not wait for them).
@@ -61,7 +97,10 @@ static void handle_sync(struct umh *u, const struct umh_request *req)
 	char msg[UMH_MSG_LEN] = "";
 	int err;
 
+	u->progress_seq = req->seq;
+	u->progress_ms = now_ms();
 	err = table_sync(u->table, msg, sizeof(msg));
+	u->progress_seq = 0;
 	attach_submit(u->attach, ATTACH_OP_SYNC, 0, 0, 0, NULL, NULL);
 	reply(u, req->seq, err, msg, NULL, 0);
 }

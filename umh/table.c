@@ -5,11 +5,13 @@
  * The helper keeps the rules in memory and mirrors them into the XDP maps
  * (see xdp_flow_dp.h): the rule entry by id, one flow entry per distinct
  * (mask, masked key) pointing at the best (lowest order) rule with that key,
- * and the list of masks sorted by their lowest order.
+ * the list of masks sorted by their lowest order, and each mask's lowest
+ * order, which a rule joining a listed mask lowers in place.
  *
  * Order of writes, so that a concurrent XDP reader never meets a rule id
  * whose entry is not ready:
- *   add:    rule definition, rule entry, counters, flow entry, mask list
+ *   add:    rule definition, rule entry, counters, mask's lowest order,
+ *           flow entry, mask list
  *   delete: mask list, flow entry, rule entry, rule definition
  * A rule entry that gets new content (an id reused, a rule replaced) is
  * rewritten only after an RCU grace period has passed since the last flow
@@ -46,7 +48,6 @@ struct tmask {
 	bool listed;			/* in the published list */
 	__u32 id;
 	unsigned int nr_entries;	/* flow entries of rules in this mask */
-	__u64 listed_min;		/* its min_order in the published list */
 	struct xdp_flow_key mask;
 };
 
@@ -94,14 +95,36 @@ struct table {
 	__u32 *del_barrier;
 	__u64 gen;			/* the value last written to xf_gen */
 	volatile __u64 *gen_map;	/* xf_gen's value, mapped */
+	volatile __u64 *mask_min;	/* xf_mask_min's values, mapped */
 	/* Ids whose counters may not be zero: a rule had the id since the
 	 * counters were last zeroed.
 	 */
 	bool *counters_dirty;
-	struct xdp_flow_dp_counter *zero_counters;	/* one per CPU */
-	struct xdp_flow_dp_counter *percpu_buf;		/* one per CPU */
+	struct xdp_flow_counter *zero_counters;	/* one per CPU */
+	struct xdp_flow_counter *percpu_buf;		/* one per CPU */
 	struct texp *exp;		/* XDP_FLOW_MAX_RULE_ENTRIES, for adds */
+	void (*progress)(void *arg);	/* long work calls it at each step */
+	void *progress_arg;
 };
+
+/* One step of long work (a SYNC, a takeover). */
+static void tick(struct table *t)
+{
+	if (t->progress)
+		t->progress(t->progress_arg);
+}
+
+/**
+ * table_set_progress() - what long work calls to report progress
+ * @t: the tables
+ * @fn: called at each step of a SYNC or a takeover (it rate-limits)
+ * @arg: its argument
+ */
+void table_set_progress(struct table *t, void (*fn)(void *arg), void *arg)
+{
+	t->progress = fn;
+	t->progress_arg = arg;
+}
 
 /* --- field names, for error messages --- */
 
@@ -611,12 +634,20 @@ static int list_publish(struct table *t)
 		if (!tm->used || !tm->nr_entries)
 			continue;
 		list->masks[n].id = tm->id;
+		list->masks[n].slot = i;
 		list->masks[n].min_order = min[i];
 		list->masks[n].mask = tm->mask;
 		n++;
 	}
 	list->count = n;
 	qsort(list->masks, n, sizeof(list->masks[0]), mask_cmp);
+	/*
+	 * Exact again: raised where the rules that held a mask low are gone,
+	 * which readers of the old list may see too (those rules are on
+	 * their way out), and set for the masks the new list brings.
+	 */
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		__atomic_store_n(&t->mask_min[i], min[i], __ATOMIC_RELEASE);
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xf_mask_list", sizeof(__u32),
 			    sizeof(*list), 1, NULL);
@@ -638,7 +669,6 @@ static int list_publish(struct table *t)
 		struct tmask *tm = &t->masks[i];
 
 		tm->listed = tm->used && tm->nr_entries;
-		tm->listed_min = min[i];
 	}
 out:
 	free(list);
@@ -831,7 +861,18 @@ static int rule_link(struct table *t, struct trule *r, unsigned int n)
 	for (i = 0; i < n; i++) {
 		struct tentry *e = &r->entries[i];
 		struct tentry *prev = flow_best(t, e->mask, &e->key, NULL);
+		unsigned int slot = e->mask - t->masks;
 
+		/*
+		 * A listed mask gets its new lowest order in place, before its
+		 * flow entry: readers may search it needlessly, never skip it
+		 * wrongly. Only a new mask swaps the list.
+		 */
+		if (!e->mask->listed)
+			publish = true;
+		else if (r->rule.order < t->mask_min[slot])
+			__atomic_store_n(&t->mask_min[slot], r->rule.order,
+					 __ATOMIC_RELEASE);
 		if (!prev || rule_better(r, prev->rule)) {
 			err = flow_write(t, e);
 			if (err)
@@ -841,7 +882,6 @@ static int rule_link(struct table *t, struct trule *r, unsigned int n)
 		flow_link(t, e);
 		e->mask->nr_entries++;
 		r->nr_entries++;
-		publish |= !e->mask->listed || r->rule.order < e->mask->listed_min;
 	}
 	if (!err && publish)
 		err = list_publish(t);
@@ -945,7 +985,7 @@ out:
 int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
 		char *msg, size_t len)
 {
-	struct xdp_flow_dp_counter *c = t->percpu_buf;
+	struct xdp_flow_counter *c = t->percpu_buf;
 	int i;
 
 	memset(st, 0, sizeof(*st));
@@ -1012,6 +1052,7 @@ int table_sync(struct table *t, char *msg, size_t len)
 
 		if (!r || r->epoch == t->epoch)
 			continue;
+		tick(t);
 		err = rule_unlink(t, r);
 		if (err && !ret) {
 			snprintf(msg, len, "removing stale rule %u: %s", id,
@@ -1060,7 +1101,6 @@ static int recover_list(struct table *t)
 		if (tm) {
 			tm->id = list->masks[i].id;
 			tm->listed = true;
-			tm->listed_min = list->masks[i].min_order;
 		}
 		if (list->masks[i].id >= t->next_mask_id)
 			t->next_mask_id = list->masks[i].id + 1;
@@ -1086,6 +1126,7 @@ static int recover_rules(struct table *t)
 	while (!bpf_map_get_next_key(t->defs_fd, prev, &next)) {
 		id = next;
 		prev = &id;
+		tick(t);
 		if (bpf_map_lookup_elem(t->defs_fd, &id, &def) ||
 		    bpf_map_lookup_elem(t->rules_fd, &id, &dp))
 			continue;
@@ -1161,6 +1202,7 @@ static void recover_prune(struct table *t)
 		struct tmask *tm = mask_find_id(t, fk.mask_id);
 
 		prev = &fk;
+		tick(t);
 		if (tm && flow_best(t, tm, &fk.key, NULL))
 			continue;
 		if (n == cap) {
@@ -1222,6 +1264,7 @@ int table_recover(struct table *t)
 
 			if (flow_best(t, e->mask, &e->key, NULL) != e)
 				continue;
+			tick(t);
 			t->nr_flows++;
 			err = flow_write(t, e);
 			if (err)
@@ -1249,14 +1292,15 @@ int table_recover(struct table *t)
  * table_set_limits() - how many masks and flow entries rules may use
  * @t: the tables
  * @masks: 1 .. XDP_FLOW_MAX_MASKS - 1 (one more is kept for the shields)
- * @flows: 1 .. XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS
+ * @flows: 1 .. XDP_FLOW_MAX_FLOWS (the XDP table must have room for them
+ *	and XDP_FLOW_MAX_SHIELDS more: see dp_open())
  *
  * Return: 0, or -EINVAL for a limit out of range.
  */
 int table_set_limits(struct table *t, unsigned int masks, unsigned int flows)
 {
 	if (!masks || masks > XDP_FLOW_MAX_MASKS - 1 || !flows ||
-	    flows > XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS)
+	    flows > XDP_FLOW_MAX_FLOWS)
 		return -EINVAL;
 	t->max_masks = masks;
 	t->max_flows = flows;
@@ -1271,7 +1315,7 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 		return NULL;
 	t->list_fd = -1;
 	t->max_masks = XDP_FLOW_MAX_MASKS - 1;
-	t->max_flows = XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS;
+	t->max_flows = XDP_FLOW_DEFAULT_FLOWS;
 	t->ncpus = libbpf_num_possible_cpus();
 	t->rules = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->rules));
 	t->del_barrier = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->del_barrier));
@@ -1305,6 +1349,15 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 		table_free(t);
 		return NULL;
 	}
+	t->mask_min = mmap(NULL, XDP_FLOW_MAX_MASKS * sizeof(__u64),
+			   PROT_READ | PROT_WRITE, MAP_SHARED,
+			   bpf_map__fd(skel->maps.xf_mask_min), 0);
+	if (t->mask_min == MAP_FAILED) {
+		pr_err("cannot map xf_mask_min: %s", strerror(errno));
+		t->mask_min = NULL;
+		table_free(t);
+		return NULL;
+	}
 	/* Pinned: go on from a previous helper's generation. */
 	t->gen = *t->gen_map;
 	gen_bump(t);
@@ -1326,6 +1379,8 @@ void table_free(struct table *t)
 		close(t->list_fd);
 	if (t->gen_map)
 		munmap((void *)t->gen_map, sizeof(__u64));
+	if (t->mask_min)
+		munmap((void *)t->mask_min, XDP_FLOW_MAX_MASKS * sizeof(__u64));
 	free(t->counters_dirty);
 	free(t->exp);
 	free(t->rules);

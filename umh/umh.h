@@ -34,7 +34,7 @@ struct xdp_flow_bpf;
 bool dp_bpffs_mounted(void);
 int dp_mount_bpffs(void);
 int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms);
-struct xdp_flow_bpf *dp_open(const char *pin_dir);
+struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries);
 void dp_close(struct xdp_flow_bpf *skel);
 int dp_unpin(struct xdp_flow_bpf *skel, const char *pin_dir);
 int dp_prog_fd(struct xdp_flow_bpf *skel);
@@ -55,6 +55,7 @@ int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
 		char *msg, size_t len);
 int table_stats_all(struct table *t, struct xdp_flow_stats **st, size_t *nr);
 int table_sync(struct table *t, char *msg, size_t len);
+void table_set_progress(struct table *t, void (*fn)(void *arg), void *arg);
 unsigned int table_rule_count(const struct table *t);
 unsigned int table_mask_count(const struct table *t);
 
@@ -83,6 +84,7 @@ int attach_detach_all(struct attach *a);
 struct umh_reply {
 	__u32 seq;
 	int err;
+	bool progress;			/* not the answer: still at it */
 	char msg[UMH_MSG_LEN];
 	struct xdp_flow_stats *stats;
 	size_t nr_stats;
@@ -98,6 +100,15 @@ struct umh {
 	umh_reply_fn reply;
 	void *transport;
 	int reply_fd;			/* the module's channel for replies */
+	int family;			/* the module's genl family id */
+	void (*progress)(struct umh *u);	/* the transport's report */
+	__u32 progress_seq;		/* the request being served; 0 before
+					 * HELLO
+					 */
+	long long progress_ms;		/* when progress was last reported */
+	unsigned int step_delay_us;	/* tests: each step of long work
+					 * takes this much longer
+					 */
 	bool exiting;
 };
 
@@ -113,12 +124,14 @@ struct umh_request {
 
 void umh_begin_replay(struct umh *u);
 void umh_handle(struct umh *u, const struct umh_request *req);
+void umh_progress(void *arg);
 
 /* genl.c and driver.c: the transports */
 struct nl_sock;
 struct nl_msg;
 
 int genl_check_family(void);
+void genl_progress(struct umh *u);
 int genl_connect_kernel(struct nl_sock *sk);
 int genl_from_kernel(struct nl_msg *msg, void *arg);
 int genl_run(struct umh *u);

@@ -13,6 +13,10 @@
  *   map and swaps it into the single slot of xf_masks; the kernel waits for
  *   an RCU grace period on every map-in-map update, so once the swap returns
  *   no program still walks the old list. A reader sees one whole list.
+ * - A mask's lowest order (xf_mask_min) is one aligned 64-bit word. The
+ *   helper lowers it before a rule of a lower order joins the mask, and
+ *   raises it only in a list swap, after the rules that held it low have
+ *   left; so it never exceeds the order of a rule that is in the mask.
  * - Flow entries are hash elements, which the kernel replaces atomically.
  * - A rule entry is written before any flow entry points at it and cleared
  *   only after none does (and after a list swap, when its content changes);
@@ -65,13 +69,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XDP_FLOW_MAX_RULES);
 	__type(key, __u32);
-	__type(value, struct xdp_flow_dp_counter);
+	__type(value, struct xdp_flow_counter);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_counters SEC(".maps");
 
+/* Sized by the helper at load: max_flows plus the shields' entries. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XDP_FLOW_MAX_RULES);
+	__uint(max_entries, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct xdp_flow_flow_key);
 	__type(value, __u32);
@@ -95,6 +100,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__array(values, struct xf_mask_inner);
 } xf_masks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDP_FLOW_MAX_MASKS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* the helper lowers it in place */
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_mask_min SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -413,6 +427,16 @@ struct lookup_ctx {
 	int best;
 };
 
+/* Whether mask @m may hold a rule of a lower order than @best. */
+static __always_inline int mask_may_beat(const struct xdp_flow_dp_mask *m,
+					 __u64 best)
+{
+	__u32 slot = m->slot;
+	__u64 *min = bpf_map_lookup_elem(&xf_mask_min, &slot);
+
+	return !min || *min <= best;
+}
+
 /* One mask of the tuple-space search: bpf_loop() callback. */
 static int lookup_mask(__u32 i, struct lookup_ctx *lc)
 {
@@ -425,10 +449,13 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
 	if (i >= XDP_FLOW_MAX_MASKS)
 		return 1;
 	m = &lc->list->masks[i];
-	/* Sorted by lowest order: no later mask holds a better rule. */
+	/*
+	 * No rule of this mask can beat the best so far. Later masks may:
+	 * their lowest order may have dropped since the list was sorted.
+	 */
 #ifndef XDP_FLOW_MUTANT_prio_last
-	if (m->min_order > lc->best_order)
-		return 1;
+	if (!mask_may_beat(m, lc->best_order))
+		return 0;
 #endif
 
 	fk.mask_id = m->id;
@@ -551,7 +578,7 @@ __noinline int xdp_flow_lookup(struct xdp_flow_key *key)
 
 static __always_inline void count(__u32 rule_id, __u64 bytes)
 {
-	struct xdp_flow_dp_counter *c;
+	struct xdp_flow_counter *c;
 
 	c = bpf_map_lookup_elem(&xf_counters, &rule_id);
 	if (!c)

@@ -6,13 +6,18 @@
  *
  * Maps (all pinned by name under XDP_FLOW_PIN_DIR):
  *   xf_rules     ARRAY, rule id -> struct xdp_flow_dp_rule (what XDP executes)
- *   xf_counters  PERCPU_ARRAY, rule id -> struct xdp_flow_dp_counter
+ *   xf_counters  PERCPU_ARRAY, rule id -> struct xdp_flow_counter (the uapi
+ *                header's XDP_FLOW_COUNTERS_NAME: the module reads it too)
  *   xf_flows     HASH, struct xdp_flow_flow_key -> rule id (the best rule of
  *                that mask and masked key)
  *   xf_masks     ARRAY_OF_MAPS, one slot holding the current mask list (an
  *                ARRAY of one struct xdp_flow_mask_list)
  *   xf_rule_defs HASH, rule id -> struct xdp_flow_rule as the module sent it;
  *                read only by the helper, to rebuild its tables on restart
+ *   xf_mask_min  ARRAY, mask slot -> __u64: at most the lowest order of the
+ *                rules in that mask (mmapable: the helper lowers it in place
+ *                when a rule of a lower order joins a listed mask, so adding
+ *                rules in descending prio never swaps the list)
  *   xf_gen       ARRAY of one __u64: the tables' generation, bumped by the
  *                helper after every change that may change a lookup
  *                (mmapable: the helper stores to it without a system call)
@@ -40,12 +45,6 @@ struct xdp_flow_dp_rule {
 	struct xdp_flow_action actions[XDP_FLOW_MAX_ACTIONS];
 };
 
-struct xdp_flow_dp_counter {
-	__u64	packets;
-	__u64	bytes;
-	__u64	lastused_ns;
-};
-
 /* The key is masked a 64-bit word at a time. */
 #define XDP_FLOW_KEY_WORDS	(sizeof(struct xdp_flow_key) / sizeof(__u64))
 
@@ -57,12 +56,17 @@ struct xdp_flow_flow_key {
 
 struct xdp_flow_dp_mask {
 	__u32	id;
-	__u32	pad;
-	__u64	min_order;	/* <= the order of every rule in the mask */
+	__u32	slot;		/* its index in xf_mask_min */
+	__u64	min_order;	/* its lowest order when the list was made */
 	struct xdp_flow_key mask;
 };
 
-/* The masks in the order the program tries them: ascending min_order. */
+/*
+ * The masks in the order the program tries them: ascending min_order as it
+ * was when the list was made. A mask's current lowest order is in
+ * xf_mask_min, which may since have dropped below it: the program skips a
+ * mask whose current lowest order cannot beat what it found, and goes on.
+ */
 struct xdp_flow_mask_list {
 	__u32	count;
 	__u32	pad;

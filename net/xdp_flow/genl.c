@@ -30,6 +30,7 @@ static const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1] = {
 	[XDP_FLOW_ATTR_PROG_FD]		= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_TO_STACK]	= { .type = NLA_FLAG },
 	[XDP_FLOW_ATTR_SHIELD_PRIO]	= { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_PROGRESS]	= { .type = NLA_FLAG },
 };
 
 /* --- operations of the helper (helper.c checks who sends them) --- */

@@ -57,7 +57,7 @@ MODULE_PARM_DESC(umh_path,
 
 /* Capacity of the XDP tables for rules (the shields have theirs). */
 static unsigned int max_masks = XDP_FLOW_MAX_MASKS - 1;
-static unsigned int max_flows = XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS;
+static unsigned int max_flows = XDP_FLOW_DEFAULT_FLOWS;
 
 static int xdp_flow_max_masks_set(const char *val,
 				  const struct kernel_param *kp)
@@ -68,8 +68,7 @@ static int xdp_flow_max_masks_set(const char *val,
 static int xdp_flow_max_flows_set(const char *val,
 				  const struct kernel_param *kp)
 {
-	return param_set_uint_minmax(val, kp, 1,
-				     XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS);
+	return param_set_uint_minmax(val, kp, 1, XDP_FLOW_MAX_FLOWS);
 }
 
 static const struct kernel_param_ops xdp_flow_max_masks_ops = {
@@ -84,10 +83,10 @@ static const struct kernel_param_ops xdp_flow_max_flows_ops = {
 
 module_param_cb(max_masks, &xdp_flow_max_masks_ops, &max_masks, 0444);
 MODULE_PARM_DESC(max_masks,
-		 "Distinct masks rules may use in the XDP tables (1-127, default 127); each slows every lookup a little");
+		 "Distinct masks rules may use in the XDP tables (1-255, default 255); each slows every lookup a little");
 module_param_cb(max_flows, &xdp_flow_max_flows_ops, &max_flows, 0444);
 MODULE_PARM_DESC(max_flows,
-		 "Flow entries rules may use in the XDP tables (1-130048, default 130048)");
+		 "Flow entries rules may use in the XDP tables (1-1047552, default 130048); the table's buckets take 16 bytes per entry, rounded up to a power of two, and each entry in use about 150 bytes");
 
 static unsigned int helper_timeout_ms = 2000;
 
@@ -139,6 +138,7 @@ struct xdp_flow_helper {
 	unsigned int start_failures;
 	unsigned int backoff_ms;
 	unsigned long hello_at;
+	bool progressed;	/* a progress report came before HELLO */
 	bool exiting;
 	struct file *exe;
 	const struct genl_family *family;
@@ -162,6 +162,7 @@ struct xdp_flow_request {
 	struct list_head list;
 	u32 seq;
 	int err;
+	unsigned int progress;	/* progress reports so far */
 	bool have_stats;
 	struct xdp_flow_stats stats;
 	char msg[128];
@@ -362,6 +363,12 @@ static void xdp_flow_helper_work_fn(struct work_struct *work)
 	if (h->exiting || h->state != XDP_FLOW_HELPER_STARTING)
 		goto unlock;
 	old = h->pid;
+	/* Still taking over a large pinned state: give it another while. */
+	if (old && !h->killed && h->progressed) {
+		h->progressed = false;
+		xdp_flow_helper_schedule(XDP_FLOW_HELLO_TIMEOUT_MS);
+		goto unlock;
+	}
 	if (old) {
 		if (!h->killed)
 			pr_notice("xdp_flow: helper pid %d did not register in time, killing it\n",
@@ -394,6 +401,7 @@ static void xdp_flow_helper_work_fn(struct work_struct *work)
 		goto unlock;
 	}
 	h->killed = false;
+	h->progressed = false;
 	mutex_unlock(&xdp_flow_helper_lock);
 
 	err = xdp_flow_helper_exec(NULL, &h->pid);
@@ -462,7 +470,8 @@ static void xdp_flow_helper_broken(const char *why)
  * xdp_flow_helper_hello() - a process asks to be the helper
  * @portid: its generic netlink port
  * @version: the ABI version it was built with
- * @prog_fd: its XDP program, which holds the gate (xdp_flow_gate_take()),
+ * @prog_fd: its XDP program, which holds the gate and the counters
+ *	(xdp_flow_dp_maps_take()),
  *	or -1
  * @extack: for errors
  *
@@ -511,8 +520,8 @@ int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
 		pr_info("xdp_flow: helper pid %d registered\n",
 			task_tgid_nr(current));
 	/* Only the helper the module started gets this far. */
-	if (registered && (prog_fd < 0 || xdp_flow_gate_take(prog_fd)))
-		pr_err("xdp_flow: helper pid %d named no program with a gate: rule changes while no helper runs cannot stop XDP\n",
+	if (registered && (prog_fd < 0 || xdp_flow_dp_maps_take(prog_fd)))
+		pr_err("xdp_flow: helper pid %d named no program with a gate and counters: rule changes while no helper runs cannot stop XDP\n",
 		       task_tgid_nr(current));
 	return err;
 }
@@ -524,15 +533,28 @@ static int xdp_flow_helper_reply(struct nlattr **attrs)
 	struct nlattr *a;
 	u32 seq;
 
-	if (!attrs[XDP_FLOW_ATTR_SEQ] || !attrs[XDP_FLOW_ATTR_ERROR])
+	if (!attrs[XDP_FLOW_ATTR_SEQ])
 		return -EINVAL;
 	seq = nla_get_u32(attrs[XDP_FLOW_ATTR_SEQ]);
+	if (nla_get_flag(attrs[XDP_FLOW_ATTR_PROGRESS]) && !seq) {
+		/* Only the helper being started has this channel. */
+		WRITE_ONCE(xdp_flow_helper.progressed, true);
+		return 0;
+	}
+	if (!nla_get_flag(attrs[XDP_FLOW_ATTR_PROGRESS]) &&
+	    !attrs[XDP_FLOW_ATTR_ERROR])
+		return -EINVAL;
 
 	spin_lock_bh(&xdp_flow_requests_lock);
 	req = xdp_flow_request_find(seq);
 	if (!req || completion_done(&req->done)) {
 		spin_unlock_bh(&xdp_flow_requests_lock);
 		return 0;	/* given up on, or not waited for */
+	}
+	if (nla_get_flag(attrs[XDP_FLOW_ATTR_PROGRESS])) {
+		WRITE_ONCE(req->progress, req->progress + 1);
+		spin_unlock_bh(&xdp_flow_requests_lock);
+		return 0;
 	}
 	req->err = (int)nla_get_u32(attrs[XDP_FLOW_ATTR_ERROR]);
 	if (req->err > 0 || req->err < -MAX_ERRNO)
@@ -742,7 +764,8 @@ int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode)
  * @extack: gets the helper's message on error, or NULL
  *
  * A helper that does not answer in time is killed and restarted; the
- * replay then puts back what it holds. DEV_ATTACH is the one request that
+ * replay then puts back what it holds. A helper that reports progress
+ * (a long SYNC) is given another timeout after each report. DEV_ATTACH is the one request that
  * needs rtnl in the helper: never wait for it holding xdp_flow_lock.
  *
  * Return: 0, the helper's negative errno, -ETIMEDOUT, or -ESRCH when no
@@ -759,7 +782,7 @@ int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 	 */
 	static char msg[128];
 	struct xdp_flow_request *req;
-	unsigned int timeout;
+	unsigned int timeout, seen;
 	unsigned long done;
 	int err;
 
@@ -769,7 +792,11 @@ int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 
 	timeout = cmd == XDP_FLOW_CMD_DEV_ATTACH ? XDP_FLOW_ATTACH_TIMEOUT_MS :
 		  READ_ONCE(helper_timeout_ms);
-	done = wait_for_completion_timeout(&req->done, msecs_to_jiffies(timeout));
+	do {
+		seen = READ_ONCE(req->progress);
+		done = wait_for_completion_timeout(&req->done,
+						   msecs_to_jiffies(timeout));
+	} while (!done && READ_ONCE(req->progress) != seen);
 	/* Off the list, no reply can complete it any more; one may have
 	 * come in just after the wait gave up.
 	 */

@@ -46,7 +46,7 @@ static void __exit xdp_flow_exit(void)
 	xdp_flow_genl_exit();
 	xdp_flow_helper_exit();
 	xdp_flow_offload_exit();
-	xdp_flow_gate_release();
+	xdp_flow_dp_maps_release();
 }
 
 module_init(xdp_flow_init);

@@ -36,6 +36,8 @@ static LIST_HEAD(xdp_flow_bindings);
 /* Our flow_block_cbs; TC unlinks them from here itself when it cleans up. */
 static LIST_HEAD(xdp_flow_block_cb_list);
 static DEFINE_IDA(xdp_flow_ids);
+/* Where the search for a free rule id starts: see xdp_flow_id_get(). */
+static unsigned int xdp_flow_id_next;
 /* Set while flow_indr_dev_register() binds the blocks that already exist. */
 static bool xdp_flow_registering;
 
@@ -67,7 +69,7 @@ static bool xdp_flow_exiting;
 
 /*
  * A rule change reached no helper: XDP must no longer act on the tables
- * the last one left (see gate.c) until a helper has replayed the rules.
+ * the last one left (see dpmaps.c) until a helper has replayed the rules.
  */
 static void xdp_flow_undelivered(void)
 {
@@ -144,6 +146,29 @@ static void xdp_flow_id_put(u32 id, bool held)
 	if (!held || xa_err(xa_store(&xdp_flow_stale_rules, id,
 				     xa_mk_value(0), GFP_KERNEL)))
 		ida_free(&xdp_flow_ids, id);
+}
+
+/*
+ * Takes a free rule id, round-robin rather than lowest-first. Before the
+ * helper gives a rule new content under an id it has just taken out, it
+ * waits for XDP readers that may still hold the old rule (an RCU grace
+ * period); round-robin makes that once per wrap of the id space rather
+ * than once per delete and add. Concurrent callers may race on the hint,
+ * which only moves where the search starts.
+ */
+static int xdp_flow_id_get(void)
+{
+	unsigned int start = READ_ONCE(xdp_flow_id_next);
+	int id;
+
+	id = ida_alloc_range(&xdp_flow_ids, start, XDP_FLOW_SHIELD_ID_BASE - 1,
+			     GFP_KERNEL);
+	if (id == -ENOSPC && start)
+		id = ida_alloc_max(&xdp_flow_ids, start - 1, GFP_KERNEL);
+	if (id >= 0)
+		WRITE_ONCE(xdp_flow_id_next,
+			   (id + 1) % XDP_FLOW_SHIELD_ID_BASE);
+	return id;
 }
 
 static void xdp_flow_entry_unwait(struct xdp_flow_entry *entry);
@@ -450,22 +475,24 @@ static void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry)
 }
 
 /**
- * xdp_flow_entry_refresh_stats() - fetch a rule's counters from the helper
+ * xdp_flow_entry_refresh_stats() - fetch a rule's counters
  * @entry: an installed offloaded rule
  *
- * Keeps @entry->hw monotonic: when the helper's counters of the rule start
- * again from zero (a new helper that could not keep them), what was counted
- * before moves into @entry->base.
+ * Reads them from the XDP program's map, or, when the module holds none,
+ * asks the helper. Keeps @entry->hw monotonic: when the counters of the
+ * rule start again from zero (a new helper that could not keep them), what
+ * was counted before moves into @entry->base.
  */
 void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry)
 {
 	struct xdp_flow_stats st = {};
 
-	if (!entry->installed || entry->kind != XDP_FLOW_ENTRY_OFFLOAD ||
-	    !xdp_flow_helper_running())
+	if (!entry->installed || entry->kind != XDP_FLOW_ENTRY_OFFLOAD)
 		return;
-	if (xdp_flow_helper_call(XDP_FLOW_CMD_STATS_GET, 0, entry->rule.id, 0,
-				 NULL, &st, NULL))
+	if (xdp_flow_counters_read(entry->rule.id, &st) &&
+	    (!xdp_flow_helper_running() ||
+	     xdp_flow_helper_call(XDP_FLOW_CMD_STATS_GET, 0, entry->rule.id,
+				  0, NULL, &st, NULL)))
 		return;
 	if (st.packets < entry->hw.packets || st.bytes < entry->hw.bytes) {
 		entry->base.packets += entry->hw.packets;
@@ -601,8 +628,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
 	if (!entry)
 		return -ENOMEM;
-	id = ida_alloc_max(&xdp_flow_ids, XDP_FLOW_SHIELD_ID_BASE - 1,
-			   GFP_KERNEL);
+	id = xdp_flow_id_get();
 	if (id < 0) {
 		kfree(entry);
 		NL_SET_ERR_MSG_MOD(report, "rule table is full");

@@ -237,10 +237,11 @@ int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 			 struct netlink_ext_ack *extack);
 int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode);
 
-/* gate.c */
-int xdp_flow_gate_take(u32 prog_fd);
+/* dpmaps.c */
+int xdp_flow_dp_maps_take(u32 prog_fd);
+int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st);
 void xdp_flow_gate_set(bool closed);
 bool xdp_flow_gate_is_closed(void);
-void xdp_flow_gate_release(void);
+void xdp_flow_dp_maps_release(void);
 
 #endif /* _XDP_FLOW_H */

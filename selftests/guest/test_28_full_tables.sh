@@ -15,7 +15,7 @@ source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=40
 PORT=$XF_EXC_PORT
-# The tables get room for MASKS masks (module parameter max_masks; 127 by
+# The tables get room for MASKS masks (module parameter max_masks; 255 by
 # default, which only takes longer to fill), and more rules of distinct
 # masks than that: distinct src/dst prefix lengths.
 MASKS=16

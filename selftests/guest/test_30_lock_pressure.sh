@@ -12,7 +12,8 @@
 # commits of the first rule of an offload chain (which attaches the
 # datapath, which needs rtnl) go on while devices come and go (rtnl held,
 # waiting for nftables' commit mutex). No request times out, the helper is
-# never restarted, and the rules act in XDP.
+# never restarted, and the rules act in XDP. Stats, show and status need
+# no helper at all: they answer while it is stopped past the timeout.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
@@ -146,5 +147,32 @@ tc filter add block 9 pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
 check_err $? "tc filter add failed"
 send_expect xfa 10.0.2.1 $N -- hw:xfv0/1+$N udp:xfb/veth_b+0
 log_test "afterwards the rule drops in XDP ($N hardware packets)"
+
+# Counters come from the XDP program's map, not from the helper: with the
+# helper stopped for longer than the module waits for an answer, TC's
+# stats, xdp-flow show and status answer, the counters move, and the
+# helper is neither waited for nor restarted.
+RET=0
+timeout_ms=$(cat /sys/module/xdp_flow/parameters/helper_timeout_ms)
+helper=$(xf_status_get .helper_pid)
+mark=$(dmesg_mark "test_30 stopped")
+t0=${EPOCHREALTIME/./}
+kill -STOP "$helper"
+check_err $? "cannot stop the helper"
+send_expect xfa 10.0.2.1 $N -- hw:xfv0/1+$N udp:xfb/veth_b+0
+rule=$(xf_rule_json xfv0 1)
+[ "$(echo "$rule" | jq -r '.software, .stats.packets' | tr '\n' ' ')" = "false $((2 * N)) " ]
+check_err $? "xdp-flow show: the rule is not in XDP with $((2 * N)) packets: $rule"
+"$XF_CLI" status >/dev/null
+check_err $? "xdp-flow status failed with the helper stopped"
+while [ $(( (${EPOCHREALTIME/./} - t0) / 1000 )) -le $((timeout_ms + 500)) ]; do
+	sleep 0.2
+done
+kill -CONT "$helper"
+late=$(dmesg_since "$mark" | grep -E "did not answer in time|did not register in time")
+[ -z "$late" ] && [ "$(xf_status_get .helper_pid)" = "$helper" ] &&
+	[ "$(xf_status_get .helper_restarts)" = "$restarts" ]
+check_err $? "the helper was waited for: $late; pid $helper -> $(xf_status_get .helper_pid), restarts $restarts -> $(xf_status_get .helper_restarts)"
+log_test "helper stopped longer than the timeout (${timeout_ms} ms): stats, show and status answer, counters move, no restart"
 
 exit $EXIT_STATUS

@@ -643,6 +643,43 @@ static void test_prio(bool reverse)
 	del_all();
 }
 
+/* The id of the mask list XDP walks: a new one after every swap. */
+static __u32 list_id(void)
+{
+	__u32 id = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xf_masks), &(__u32){ 0 },
+			    &id);
+	return id;
+}
+
+/*
+ * A rule that joins a listed mask with a lower order than the mask had
+ * lowers the mask's order in place, without a list swap (a grace period
+ * each), and still wins over a mask sorted ahead of it.
+ */
+static void test_prio_in_place(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 53);
+	__u32 before;
+
+	add("id=1 prio=10 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	add("id=2 prio=20 dev=%d ip_proto=udp dst_port=54 action=pass",
+	    IFINDEX);
+	expect("mask of prio 10 first", &f, XDP_DROP, 1, 1, tcb(&f));
+	before = list_id();
+	add("id=3 prio=5 dev=%d ip_proto=udp dst_port=53 action=redirect:%d",
+	    IFINDEX, IFINDEX);
+	if (list_id() != before)
+		fail("the mask list was swapped for a rule of a listed mask");
+	expect("prio 5 in the mask sorted second", &f, XDP_REDIRECT, 3, 1,
+	       tcb(&f));
+	del(3);
+	expect("after delete", &f, XDP_DROP, 1, 1, tcb(&f));
+	log_test("a lower prio joins a listed mask in place and wins");
+	del_all();
+}
+
 static void test_same_key(void)
 {
 	struct frame f = udp4("10.9.9.9", "10.0.0.9", 1, 2);
@@ -912,7 +949,7 @@ static void test_invalid(void)
 
 static void test_full(void)
 {
-	/* Source port 0xffff: masked by any of 1..127 it is never 0. */
+	/* Source port 0xffff: masked by any of 1..255 it is never 0. */
 	struct frame f = udp4("10.9.9.9", "10.0.0.1", 0xffff, 2);
 	/* Rules get all masks but one: the shields' is kept free. */
 	const unsigned int most = XDP_FLOW_MAX_MASKS - 1;
@@ -931,7 +968,7 @@ static void test_full(void)
 	int i, err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	/* 127 distinct masks: src port masks 1..127, key 0. */
+	/* 255 distinct masks: src port masks 1..255, key 0. */
 	for (i = 0; i < (int)most; i++)
 		if (add("id=%d prio=%d dev=%d ip_proto=udp src_port=0/%d action=drop",
 			i + 10, i + 10, IFINDEX, i + 1))
@@ -1050,28 +1087,117 @@ static void measure(void)
 }
 
 /* How fast rules go in and out when their mask exists already. */
+/* Adds @n rules of one mask, prio ascending or descending; us per add. */
+static double insert_us(int n, bool descending)
+{
+	struct timespec t0, t1;
+	int i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n; i++)
+		if (add("id=%d prio=%d dev=%d dst_ip=10.%d.%d.%d action=drop",
+			i, descending ? n - i : i + 1, IFINDEX, i >> 16,
+			(i >> 8) & 0xff, i & 0xff))
+			break;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (table_rule_count(tbl) != (unsigned int)n)
+		fail("%u rules, not %d", table_rule_count(tbl), n);
+	return ((t1.tv_sec - t0.tv_sec) * 1e9 +
+		(t1.tv_nsec - t0.tv_nsec)) / 1e3 / n;
+}
+
 static void measure_insert(void)
 {
-	struct timespec t0, t1, t2;
-	int i, n = 10000;
+	struct timespec t1, t2;
+	double asc, desc;
+	int n = 10000;
 
-	add("id=0 prio=1 dev=%d dst_ip=10.0.0.0 action=drop", IFINDEX);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (i = 1; i < n; i++)
-		if (add("id=%d prio=1 dev=%d dst_ip=10.%d.%d.%d action=drop",
-			i, IFINDEX, i >> 16, (i >> 8) & 0xff, i & 0xff))
-			break;
+	desc = insert_us(n, true);
+	del_all();
+	asc = insert_us(n, false);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	del_all();
 	clock_gettime(CLOCK_MONOTONIC, &t2);
-	printf("# %d rules in one mask: %.1f us per add, %.1f us per delete\n",
-	       n, ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) /
-	       1e3 / (n - 1),
+	printf("# %d rules in one mask: %.1f us per add (%.1f in descending prio), %.1f us per delete\n",
+	       n, asc, desc,
 	       ((t2.tv_sec - t1.tv_sec) * 1e9 + (t2.tv_nsec - t1.tv_nsec)) /
 	       1e3 / n);
 	if (table_rule_count(tbl))
 		fail("%u rules left", table_rule_count(tbl));
-	log_test("10000 rules added and deleted (timing, see the comment line)");
+	log_test("10000 rules added in each prio order and deleted (timing, see the comment line)");
+}
+
+/*
+ * Capacity at its most: a flow table sized for XDP_FLOW_MAX_FLOWS (the
+ * module's max_flows at its maximum) takes that many entries, 64 per rule
+ * (two port ranges of 8 prefixes each); the next rule is refused
+ * (-ENOSPC) while a shield still fits, and a frame meets the last rule.
+ * On maps of its own, so the fixtures' tables stay as they are.
+ */
+static void test_capacity(void)
+{
+	struct xdp_flow_bpf *keep_skel = skel;
+	struct table *keep_tbl = tbl;
+	int keep_fd = prog_fd;
+	const unsigned int n = XDP_FLOW_MAX_FLOWS / 64;
+	struct xdp_flow_rule shield = {
+		.id = XDP_FLOW_SHIELD_ID_BASE,
+		.flags = XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_SHIELD,
+		.order = 5ull << 32,
+		.key.ifindex = IFINDEX,
+		.mask.ifindex = 0xffffffff,
+		.nr_actions = 1,
+		.actions[0].id = XDP_FLOW_ACTION_PASS,
+	};
+	char msg[UMH_MSG_LEN], dst[32];
+	struct timespec t0, t1;
+	struct frame f;
+	unsigned int i;
+	int err;
+
+	skel = dp_open(NULL, XDP_FLOW_MAX_FLOWS + XDP_FLOW_MAX_SHIELDS);
+	tbl = skel ? table_new(skel) : NULL;
+	if (!tbl || table_recover(tbl) ||
+	    table_set_limits(tbl, XDP_FLOW_MAX_MASKS - 1, XDP_FLOW_MAX_FLOWS)) {
+		fail("cannot set up tables for %u flow entries", XDP_FLOW_MAX_FLOWS);
+		goto out;
+	}
+	prog_fd = dp_prog_fd(skel);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n; i++)
+		if (add("id=%u prio=1 dev=%d dst_ip=10.%u.%u.%u ip_proto=udp src_range=1-255 dst_range=1-255 action=drop",
+			i, IFINDEX, 100 + (i >> 16), (i >> 8) & 0xff, i & 0xff))
+			break;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("# %u flow entries (%u rules of 64) added in %.1f s\n", i * 64,
+	       i, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (i != n) {
+		fail("only %u of %u rules of 64 flow entries fit", i, n);
+		goto out;
+	}
+	--i;
+	snprintf(dst, sizeof(dst), "10.%u.%u.%u", 100 + (i >> 16),
+		 (i >> 8) & 0xff, i & 0xff);
+	f = udp4("10.9.9.9", dst, 255, 128);
+	expect("the last rule's last entry", &f, XDP_DROP, i, 1, tcb(&f));
+	err = add("id=%u prio=1 dev=%d dst_ip=10.200.0.1 action=drop", n,
+		  IFINDEX);
+	if (err != -ENOSPC)
+		fail("rule past %u flow entries gave %d, expected -ENOSPC",
+		     XDP_FLOW_MAX_FLOWS, err);
+	if (table_rule_count(tbl) != n)
+		fail("%u rules, expected %u", table_rule_count(tbl), n);
+	if (table_rule_add(tbl, &shield, msg, sizeof(msg)))
+		fail("a shield does not fit in a full table: %s", msg);
+	expect("the last rule, before the shield", &f, XDP_DROP, i, 1, tcb(&f));
+out:
+	log_test("1,047,552 flow entries (max_flows at its most), then -ENOSPC; a shield still fits");
+	table_free(tbl);
+	if (skel)
+		dp_close(skel);
+	skel = keep_skel;
+	tbl = keep_tbl;
+	prog_fd = keep_fd;
 }
 
 /* Every fixture case; each leaves the tables empty. */
@@ -1085,6 +1211,7 @@ static void test_all(void)
 	test_eth_vlan_arp();
 	test_prio(false);
 	test_prio(true);
+	test_prio_in_place();
 	test_same_key();
 	test_emc();
 	test_software();
@@ -1098,7 +1225,7 @@ static void test_all(void)
 int main(int argc, char **argv)
 {
 	log_init(LOG_DEST_STDERR, false);
-	skel = dp_open(NULL);
+	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS);
 	if (!skel) {
 		printf("not ok - load the XDP program # %s\n", strerror(errno));
 		return 1;
@@ -1112,8 +1239,10 @@ int main(int argc, char **argv)
 	printf("ok - load the XDP program and the tables\n");
 
 	test_all();
-	if (argc < 2 || strcmp(argv[1], "--quick"))
+	if (argc < 2 || strcmp(argv[1], "--quick")) {
 		test_full();
+		test_capacity();
+	}
 	measure();
 
 	/* The same cases through the TC hook's program (same maps). */

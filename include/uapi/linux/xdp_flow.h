@@ -79,11 +79,11 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	8
+#define XDP_FLOW_ABI_VERSION	10
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 #define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
-#define XDP_FLOW_MAX_MASKS	128	/* distinct masks in the XDP tables */
+#define XDP_FLOW_MAX_MASKS	256	/* distinct masks in the XDP tables */
 #define XDP_FLOW_MAX_ACTIONS	8
 /*
  * Shields: the top XDP_FLOW_MAX_SHIELDS rule ids, one per enabled device.
@@ -96,6 +96,13 @@
  */
 #define XDP_FLOW_MAX_SHIELDS	1024
 #define XDP_FLOW_SHIELD_ID_BASE	(XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS)
+/*
+ * Flow entries rules may use: the module parameter max_flows, by default
+ * XDP_FLOW_DEFAULT_FLOWS, at most XDP_FLOW_MAX_FLOWS. The helper sizes the
+ * XDP flow table for that many plus XDP_FLOW_MAX_SHIELDS when it loads it.
+ */
+#define XDP_FLOW_DEFAULT_FLOWS	((1u << 17) - XDP_FLOW_MAX_SHIELDS)
+#define XDP_FLOW_MAX_FLOWS	((1u << 20) - XDP_FLOW_MAX_SHIELDS)
 /* Flow entries one rule may take: a port range is matched as the prefixes
  * that cover it, one masked entry each (a range on both ports: the product).
  */
@@ -112,6 +119,26 @@
  * helper, and opens it when a helper has replayed every rule.
  */
 #define XDP_FLOW_GATE_NAME	"xf_gate"
+
+/*
+ * The counters: a per-CPU array of the XDP program, by rule id, of struct
+ * xdp_flow_counter. The module finds it as it finds the gate and reads it
+ * itself, so that no stats request of TC or nftables waits for the helper.
+ */
+#define XDP_FLOW_COUNTERS_NAME	"xf_counters"
+
+/**
+ * struct xdp_flow_counter - what the XDP program counted for a rule on one CPU
+ * @packets: packets
+ * @bytes: their bytes, counted as TC does at ingress (without the Ethernet
+ *	header)
+ * @lastused_ns: CLOCK_MONOTONIC time of the last packet, 0 if none
+ */
+struct xdp_flow_counter {
+	__u64	packets;
+	__u64	bytes;
+	__u64	lastused_ns;
+};
 
 /* xdp_flow_key.ip_frag bits, as the kernel's flow dissector sets them. */
 #define XDP_FLOW_FRAG_IS	0x01	/* any IPv4/IPv6 fragment */
@@ -420,6 +447,11 @@ enum xdp_flow_attr {
 					 * priority + XDP_FLOW_ORDER_NFT_BASE)
 					 * from which the device's frames go
 					 * to the stack (DEV_GET, with WAITING)
+					 */
+	XDP_FLOW_ATTR_PROGRESS,		/* flag, REPLY: no answer yet, the
+					 * helper is still at request SEQ
+					 * (0: taking over the pinned state,
+					 * before HELLO); the module waits on
 					 */
 	__XDP_FLOW_ATTR_MAX,
 };

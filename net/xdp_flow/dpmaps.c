@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp_flow: the maps of the helper's XDP program that the module uses
+ * itself, without asking the helper. The module takes them from the
+ * program the registered helper names in HELLO, and holds them: they are
+ * pinned, so every later helper's program uses the same ones.
+ *
+ * The gate (XDP_FLOW_GATE_NAME). Offloaded traffic keeps flowing while no
+ * helper runs, on the tables the last helper left; but a rule change that
+ * reaches no helper would leave those tables wrong. The module then closes
+ * the gate, a word that it writes itself, and every frame goes to the
+ * stack, where TC has the change. A helper that has replayed every rule
+ * opens it again.
+ *
+ * The counters (XDP_FLOW_COUNTERS_NAME). TC and nftables ask for a rule's
+ * counters under their locks, for every rule of a dump; the module reads
+ * them from the map, so no stats request waits for the helper, and the
+ * counters keep moving while no helper runs.
+ */
+#include <linux/bpf.h>
+#include <linux/err.h>
+#include <linux/minmax.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/printk.h>
+#include <linux/rcupdate.h>
+#include <linux/string.h>
+
+#include "xdp_flow.h"
+
+/* Guards the maps held and the gate's state. */
+static DEFINE_MUTEX(xdp_flow_dp_lock);
+static struct bpf_map *xdp_flow_gate_map;
+static u32 *xdp_flow_gate_word;
+static bool xdp_flow_gate_closed;
+static struct bpf_map *xdp_flow_counters_map;
+
+static bool xdp_flow_gate_is_ours(const struct bpf_map *map)
+{
+	return map->map_type == BPF_MAP_TYPE_ARRAY &&
+	       map->key_size == sizeof(u32) && map->value_size == sizeof(u32) &&
+	       map->max_entries == 1 &&
+	       !strncmp(map->name, XDP_FLOW_GATE_NAME, sizeof(map->name));
+}
+
+static bool xdp_flow_counters_are_ours(const struct bpf_map *map)
+{
+	return map->map_type == BPF_MAP_TYPE_PERCPU_ARRAY &&
+	       map->key_size == sizeof(u32) &&
+	       map->value_size == sizeof(struct xdp_flow_counter) &&
+	       map->max_entries >= XDP_FLOW_MAX_RULES &&
+	       !strncmp(map->name, XDP_FLOW_COUNTERS_NAME, sizeof(map->name));
+}
+
+/* A reference to the map of @prog that @ours accepts, or NULL. */
+static struct bpf_map *xdp_flow_prog_map(struct bpf_prog *prog,
+					 bool (*ours)(const struct bpf_map *))
+{
+	struct bpf_map *map = NULL;
+	u32 i;
+
+	mutex_lock(&prog->aux->used_maps_mutex);
+	for (i = 0; i < prog->aux->used_map_cnt; i++) {
+		if (ours(prog->aux->used_maps[i])) {
+			map = prog->aux->used_maps[i];
+			bpf_map_inc(map);
+			break;
+		}
+	}
+	mutex_unlock(&prog->aux->used_maps_mutex);
+	return map;
+}
+
+/**
+ * xdp_flow_dp_maps_take() - take the gate and the counters from the helper's
+ *	program
+ * @prog_fd: the helper's XDP program, a descriptor of the calling process
+ *
+ * Called in the registered helper's context. The gate keeps the state the
+ * module gave it last. Maps the program does not have are not replaced.
+ *
+ * Return: 0, or a negative errno when @prog_fd is no program of ours or
+ * lacks one of the maps.
+ */
+int xdp_flow_dp_maps_take(u32 prog_fd)
+{
+	struct bpf_map *gate, *counters, *old_gate = NULL, *old_counters = NULL;
+	struct bpf_prog *prog;
+	u32 zero = 0;
+	u32 *word = NULL;
+
+	prog = bpf_prog_get_type_dev(prog_fd, BPF_PROG_TYPE_XDP, false);
+	if (IS_ERR(prog))
+		return PTR_ERR(prog);
+	gate = xdp_flow_prog_map(prog, xdp_flow_gate_is_ours);
+	counters = xdp_flow_prog_map(prog, xdp_flow_counters_are_ours);
+	bpf_prog_put(prog);
+
+	if (gate) {
+		/* An array's values stay where they are while the map lives. */
+		rcu_read_lock();
+		word = gate->ops->map_lookup_elem(gate, &zero);
+		rcu_read_unlock();
+		if (!word) {
+			bpf_map_put(gate);
+			gate = NULL;
+		}
+	}
+
+	mutex_lock(&xdp_flow_dp_lock);
+	if (gate) {
+		old_gate = xdp_flow_gate_map;
+		xdp_flow_gate_map = gate;
+		xdp_flow_gate_word = word;
+		WRITE_ONCE(*word, xdp_flow_gate_closed);
+	}
+	if (counters) {
+		old_counters = xdp_flow_counters_map;
+		xdp_flow_counters_map = counters;
+	}
+	mutex_unlock(&xdp_flow_dp_lock);
+	if (old_gate)
+		bpf_map_put(old_gate);
+	if (old_counters)
+		bpf_map_put(old_counters);
+	return gate && counters ? 0 : -ENOENT;
+}
+
+/**
+ * xdp_flow_counters_read() - a rule's counters, summed over the CPUs
+ * @id: the rule id
+ * @st: filled in: the totals the XDP program counted under @id
+ *
+ * Reads the map without the helper; the helper zeroes an id's counters
+ * before it gives the id to a new rule.
+ *
+ * Return: 0, or -ENOENT when the module holds no counters map.
+ */
+int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st)
+{
+	const struct xdp_flow_counter *c;
+	struct bpf_array *array;
+	void __percpu *pptr;
+	int cpu;
+
+	memset(st, 0, sizeof(*st));
+	st->id = id;
+	mutex_lock(&xdp_flow_dp_lock);
+	if (!xdp_flow_counters_map || id >= xdp_flow_counters_map->max_entries) {
+		mutex_unlock(&xdp_flow_dp_lock);
+		return -ENOENT;
+	}
+	array = container_of(xdp_flow_counters_map, struct bpf_array, map);
+	pptr = array->pptrs[id & array->index_mask];
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(pptr, cpu);
+		st->packets += READ_ONCE(c->packets);
+		st->bytes += READ_ONCE(c->bytes);
+		st->lastused_ns = max(st->lastused_ns, READ_ONCE(c->lastused_ns));
+	}
+	mutex_unlock(&xdp_flow_dp_lock);
+	return 0;
+}
+
+/**
+ * xdp_flow_gate_set() - close or open the gate
+ * @closed: every frame goes to the stack from now on (a rule change reached
+ *	no helper), or no longer (a helper has replayed every rule)
+ */
+void xdp_flow_gate_set(bool closed)
+{
+	bool was;
+
+	mutex_lock(&xdp_flow_dp_lock);
+	was = xdp_flow_gate_closed;
+	xdp_flow_gate_closed = closed;
+	if (xdp_flow_gate_word)
+		WRITE_ONCE(*xdp_flow_gate_word, closed);
+	mutex_unlock(&xdp_flow_dp_lock);
+	if (closed && !was)
+		pr_warn("xdp_flow: a rule change reached no helper: every frame goes to the stack until a helper has replayed the rules\n");
+	else if (!closed && was)
+		pr_info("xdp_flow: the helper has every rule again: offloaded rules run in XDP again\n");
+}
+
+/**
+ * xdp_flow_gate_is_closed() - whether every frame goes to the stack
+ *
+ * Return: true while the gate is closed.
+ */
+bool xdp_flow_gate_is_closed(void)
+{
+	return READ_ONCE(xdp_flow_gate_closed);
+}
+
+/**
+ * xdp_flow_dp_maps_release() - let the maps go, at module exit
+ */
+void xdp_flow_dp_maps_release(void)
+{
+	mutex_lock(&xdp_flow_dp_lock);
+	if (xdp_flow_gate_map)
+		bpf_map_put(xdp_flow_gate_map);
+	if (xdp_flow_counters_map)
+		bpf_map_put(xdp_flow_counters_map);
+	xdp_flow_gate_map = NULL;
+	xdp_flow_gate_word = NULL;
+	xdp_flow_counters_map = NULL;
+	mutex_unlock(&xdp_flow_dp_lock);
+}
