@@ -9,7 +9,7 @@
 # (<outdir> under $XF_RESULTS, the folder the guest may write; build the
 # objects first with `make -C bench` on the host.)
 #
-# Sections (XF_BENCH_SECTIONS, default all five, in this order):
+# Sections (XF_BENCH_SECTIONS, default all six, in this order):
 #
 #   forward  One UDP flow of 64-byte frames from a generator into veth D,
 #            D's ingress sends it to veth V, and an XDP program on V's peer
@@ -55,6 +55,11 @@
 #            ping (datapath flows flushed before it: upcall, flow set-up)
 #            and of the ping after it, with hw-offload off and on
 #            (xdp_flow enabled on the ports).
+#   scale    XF_BENCH_SCALE_RULES (100000) rules (one prio, distinct
+#            dst_ip, action drop) through `tc -b`, with xdp_flow and
+#            without: the time to add them, `tc -s filter show`,
+#            `xdp-flow show`, every rule back in XDP after a helper kill
+#            (the replay), and `tc qdisc del`.
 #   miss     The miss path: traffic that matches no offloaded rule, from
 #            namespace xfbm (ms0) to mr0 in the root namespace; iperf3
 #            TCP (end.sum_received) and 64-byte UDP, -b 0 (datagrams
@@ -116,12 +121,14 @@ OUT=$1
 # XF_BENCH_QUICK=1: a smoke run (every section, few repetitions)
 if [ "${XF_BENCH_QUICK:-0}" = 1 ]; then
 	d_secs=2 d_reps=1 d_lat_reps=2 d_rules=1000 d_ping_reps=2 d_miss_secs=2
+	d_scale_rules=5000
 	d_miss_reps=1
 else
 	d_secs=5 d_reps=3 d_lat_reps=5 d_rules=10000 d_ping_reps=5 d_miss_secs=2
+	d_scale_rules=100000
 	d_miss_reps=2
 fi
-SECTIONS=${XF_BENCH_SECTIONS:-forward latency rate ping miss}
+SECTIONS=${XF_BENCH_SECTIONS:-forward latency rate ping miss scale}
 GENS=${XF_BENCH_GEN:-xdp_gen}
 SECS=${XF_BENCH_SECS:-$d_secs}
 REPS=${XF_BENCH_REPS:-$d_reps}
@@ -130,6 +137,7 @@ LAT_REPS=${XF_BENCH_LAT_REPS:-$d_lat_reps}
 LAT_PPS=${XF_BENCH_LAT_PPS:-2000}
 NRULES=${XF_BENCH_RULES:-$d_rules}
 RATE_ORDERS=${XF_BENCH_RATE_ORDERS:-one asc desc random}
+SCALE_RULES=${XF_BENCH_SCALE_RULES:-$d_scale_rules}
 PING_REPS=${XF_BENCH_PING_REPS:-$d_ping_reps}
 MISS_SECS=${XF_BENCH_MISS_SECS:-$d_miss_secs}
 MISS_REPS=${XF_BENCH_MISS_REPS:-$d_miss_reps}
@@ -1121,6 +1129,97 @@ section_rate()
 	rate_cleanup
 }
 
+# ------------------------------------------------------ section: scale
+
+scale_cleanup()
+{
+	[ -d /sys/module/xdp_flow ] && "$XF_CLI" disable dev sc_xdp >/dev/null 2>&1
+	devs_del sc_xdp sc_tc
+}
+
+# scale_time <var> cmd...: runs cmd (output discarded), its seconds in var.
+scale_time()
+{
+	local -n out=$1
+	local t0
+
+	shift
+	now; t0=$NOW
+	"$@" >/dev/null 2>&1
+	now
+	out=$(calc "($NOW - $t0) / 1e6")
+}
+
+section_scale()
+{
+	local d cfg s_add s_show s_xshow s_replay s_del n pid new t0 r
+	local -A v=()
+
+	log "== scale: $SCALE_RULES rules, with and without xdp_flow"
+	veth_pairs sc_xdp:sp_xdp sc_tc:sp_tc || { note scale "cannot create the veth pairs"; scale_cleanup; return 1; }
+	for cfg in tc_flower xdp_flow; do
+		d=sc_tc
+		if [ $cfg = xdp_flow ]; then
+			d=sc_xdp
+			[ "$XF_READY" = 1 ] || { note scale "xdp_flow: the module or its helper is not running"; continue; }
+			xf_enable $d || { note scale "xdp_flow: cannot enable $d"; continue; }
+		else
+			tc qdisc add dev $d clsact || { note scale "cannot add clsact"; continue; }
+		fi
+		NRULES=$SCALE_RULES rate_rules $d one >"$TMP/scale.$d"
+		scale_time s_add timeout 1800 tc -b "$TMP/scale.$d"
+		n=$SCALE_RULES
+		if [ $cfg = xdp_flow ]; then
+			n=$(xf_dev_rules $d)
+			[ "$n" = "$SCALE_RULES" ] || note scale "xdp_flow: $n of $SCALE_RULES rules in XDP"
+		fi
+		v[$cfg.add]=$s_add
+		csv scale "$cfg" add_s "$s_add" s
+		scale_time s_show tc -s filter show dev $d ingress
+		v[$cfg.show]=$s_show
+		csv scale "$cfg" tc_s_show_s "$s_show" s
+		log "scale $cfg: $n rules added in $s_add s; tc -s filter show $s_show s"
+		if [ $cfg = xdp_flow ]; then
+			scale_time s_xshow "$XF_CLI" show dev $d
+			csv scale "$cfg" xdp_flow_show_s "$s_xshow" s
+			v[$cfg.xshow]=$s_xshow
+			# replay: kill the helper; until a new one has every
+			# rule in XDP again
+			pid=$(xf_status_get .helper_pid)
+			now; t0=$NOW
+			kill -KILL "$pid"
+			new=$(wait_new_helper "$pid" 600) || note scale "no new helper within 600 s"
+			while n=$(xf_dev_rules $d) && [ "${n:-0}" != "$SCALE_RULES" ] &&
+			      [ $(( ${EPOCHREALTIME/./} - t0 )) -lt 600000000 ]; do
+				bsleep 0.5
+			done
+			now
+			s_replay=$(calc "($NOW - $t0) / 1e6")
+			[ "$n" = "$SCALE_RULES" ] || note scale "after the kill, $n of $SCALE_RULES rules in XDP"
+			v[$cfg.replay]=$s_replay
+			csv scale "$cfg" replay_s "$s_replay" s
+			log "scale $cfg: xdp-flow show $s_xshow s; after a helper kill every rule in XDP again in $s_replay s"
+		fi
+		scale_time s_del tc qdisc del dev $d clsact
+		v[$cfg.del]=$s_del
+		csv scale "$cfg" qdisc_del_s "$s_del" s
+		[ $cfg = xdp_flow ] && "$XF_CLI" disable dev $d >/dev/null 2>&1
+	done
+	sum ""
+	sum "scale: $SCALE_RULES rules (one prio, distinct dst_ip, action drop), seconds"
+	sum "$(printf '  %-10s %10s %12s %14s %12s %10s' config 'tc -b' 'tc -s show' 'xdp-flow show' 'replay' 'qdisc del')"
+	for cfg in tc_flower xdp_flow; do
+		[ -n "${v[$cfg.add]:-}" ] || continue
+		sum "$(printf '  %-10s %10.2f %12.2f %14s %12s %10.2f' $cfg "${v[$cfg.add]}" "${v[$cfg.show]}" "${v[$cfg.xshow]:--}" "${v[$cfg.replay]:--}" "${v[$cfg.del]}")"
+	done
+	if [ -n "${v[tc_flower.add]:-}" ] && [ -n "${v[xdp_flow.add]:-}" ]; then
+		r=$(calc "${v[tc_flower.add]} / ${v[xdp_flow.add]}")
+		csv scale xdp_flow add_rate_ratio_to_tc_flower "$r" ratio
+		sum "$(printf '  rules/s with offload, of without: %.2f' "$r")"
+	fi
+	scale_cleanup
+}
+
 # ----------------------------------------------------------- section 4
 
 ping_cleanup()
@@ -1723,7 +1822,7 @@ ip link add xgk0 type veth peer name xgk1 ||
 
 for s in $SECTIONS; do
 	case $s in
-	forward|latency|rate|ping|miss)
+	forward|latency|rate|ping|miss|scale)
 		t=$SECONDS
 		"section_$s"
 		log "section $s took $((SECONDS - t)) s"

@@ -11,7 +11,9 @@
  * TC would have chosen, or goes to TC.
  */
 #include <linux/atomic.h>
+#include <linux/hash.h>
 #include <linux/idr.h>
+#include <linux/jhash.h>
 #include <linux/jiffies.h>
 #include <linux/rhashtable.h>
 #include <linux/rtnetlink.h>
@@ -38,6 +40,8 @@ static LIST_HEAD(xdp_flow_block_cb_list);
 static DEFINE_IDA(xdp_flow_ids);
 /* Where the search for a free rule id starts: see xdp_flow_id_get(). */
 static unsigned int xdp_flow_id_next;
+/* Rule ids taken, shields' included (xdp-flow status). */
+static atomic_t xdp_flow_ids_used = ATOMIC_INIT(0);
 /* Set while flow_indr_dev_register() binds the blocks that already exist. */
 static bool xdp_flow_registering;
 
@@ -90,9 +94,10 @@ static struct xdp_flow_mask_ref *
 xdp_flow_mask_get(struct xdp_flow_binding *b, u32 chain, u16 prio,
 		  const void *fl_mask)
 {
+	u32 key = jhash_3words(chain, prio, hash_ptr(fl_mask, 32), 0);
 	struct xdp_flow_mask_ref *ref;
 
-	list_for_each_entry(ref, &b->masks, list) {
+	hash_for_each_possible(b->masks, ref, node, key) {
 		if (ref->chain == chain && ref->prio == prio &&
 		    ref->fl_mask == fl_mask) {
 			ref->refcnt++;
@@ -107,7 +112,7 @@ xdp_flow_mask_get(struct xdp_flow_binding *b, u32 chain, u16 prio,
 	ref->fl_mask = fl_mask;
 	ref->refcnt = 1;
 	ref->rank = b->next_rank++;
-	list_add_tail(&ref->list, &b->masks);
+	hash_add(b->masks, &ref->node, key);
 	return ref;
 }
 
@@ -115,7 +120,7 @@ static void xdp_flow_mask_put(struct xdp_flow_mask_ref *ref)
 {
 	if (--ref->refcnt)
 		return;
-	list_del(&ref->list);
+	hash_del(&ref->node);
 	kfree(ref);
 }
 
@@ -136,6 +141,12 @@ xdp_flow_entry_find(struct xdp_flow_binding *b, unsigned long cookie)
 				      xdp_flow_cookie_params);
 }
 
+static void xdp_flow_id_free(u32 id)
+{
+	ida_free(&xdp_flow_ids, id);
+	atomic_dec(&xdp_flow_ids_used);
+}
+
 /*
  * Gives rule id @id back, or, when a helper may still hold a rule of it
  * (@held: the module asked for its removal and no helper answered), keeps
@@ -143,9 +154,11 @@ xdp_flow_entry_find(struct xdp_flow_binding *b, unsigned long cookie)
  */
 static void xdp_flow_id_put(u32 id, bool held)
 {
+	if (id == XDP_FLOW_NO_ID)
+		return;
 	if (!held || xa_err(xa_store(&xdp_flow_stale_rules, id,
 				     xa_mk_value(0), GFP_KERNEL)))
-		ida_free(&xdp_flow_ids, id);
+		xdp_flow_id_free(id);
 }
 
 /*
@@ -165,9 +178,11 @@ static int xdp_flow_id_get(void)
 			     GFP_KERNEL);
 	if (id == -ENOSPC && start)
 		id = ida_alloc_max(&xdp_flow_ids, start - 1, GFP_KERNEL);
-	if (id >= 0)
+	if (id >= 0) {
 		WRITE_ONCE(xdp_flow_id_next,
 			   (id + 1) % XDP_FLOW_SHIELD_ID_BASE);
+		atomic_inc(&xdp_flow_ids_used);
+	}
 	return id;
 }
 
@@ -306,6 +321,17 @@ static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 {
 	int err;
 
+	/* Taken here, at its first install, and kept until the device's
+	 * offload ends: a rule that finds none waits, as for a full table.
+	 */
+	if (entry->rule.id == XDP_FLOW_NO_ID) {
+		err = xdp_flow_id_get();
+		if (err < 0) {
+			NL_SET_ERR_MSG_MOD(extack, "no free rule id");
+			return err;
+		}
+		entry->rule.id = err;
+	}
 	err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, &entry->rule,
 				   NULL, extack);
 	if (err && entry->kind == XDP_FLOW_ENTRY_SOFTWARE &&
@@ -617,7 +643,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	struct xdp_flow_dev *xdev = xdp_flow_dev_find(b->ifindex);
 	struct netlink_ext_ack *report = xdev ? extack : NULL;
 	struct xdp_flow_entry *entry;
-	int id, err;
+	int err;
 
 	entry = xdp_flow_entry_find(b, f->cookie);
 	if (entry) {
@@ -628,40 +654,35 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
 	if (!entry)
 		return -ENOMEM;
-	id = xdp_flow_id_get();
-	if (id < 0) {
-		kfree(entry);
-		NL_SET_ERR_MSG_MOD(report, "rule table is full");
-		return id == -ENOSPC ? -EOPNOTSUPP : id;
-	}
 	entry->mask = xdp_flow_mask_get(b, f->common.chain_index,
 					f->common.prio, fr->match.mask);
 	if (!entry->mask) {
-		ida_free(&xdp_flow_ids, id);
 		kfree(entry);
 		return -ENOMEM;
 	}
 	entry->binding = b;
 	entry->cookie = f->cookie;
-	entry->rule.id = id;
+	entry->rule.id = XDP_FLOW_NO_ID;
 	err = rhashtable_insert_fast(&b->cookies, &entry->node,
 				     xdp_flow_cookie_params);
 	if (err) {
 		xdp_flow_mask_put(entry->mask);
-		ida_free(&xdp_flow_ids, id);
 		kfree(entry);
 		return err;
 	}
 	list_add_tail(&entry->list, &b->entries);
 
-	err = xdp_flow_entry_translate(entry, f, xdev, report);
 	if (!xdev) {
-		/* Not enabled: nothing is offloaded, but the rule is kept, so
-		 * that enabling the device later keeps it ahead of new rules.
+		/*
+		 * Not enabled: nothing is offloaded, nothing translated, no
+		 * rule id taken. The rule is kept for its place only (its
+		 * flower mask's rank): enabling the device offers it again
+		 * (xdp_flow_reoffer()) and orders it as flower does.
 		 */
 		xdp_flow_entry_to_software(entry);
 		return -EOPNOTSUPP;
 	}
+	err = xdp_flow_entry_translate(entry, f, xdev, report);
 	if (xdev->replaying)
 		/* xdp_flow_dev_enable() installs it with the others. */
 		return err;
@@ -969,7 +990,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	b->ifindex = dev->ifindex;
 	b->block = block;
 	INIT_LIST_HEAD(&b->entries);
-	INIT_LIST_HEAD(&b->masks);
+	hash_init(b->masks);
 	/* TC binds through a qdisc; nftables through a chain, without one. */
 	b->nft = !sch;
 	/* TC offers a driver that binds late no rule of the block. A TC
@@ -1238,6 +1259,12 @@ static void xdp_flow_uninstall_all(int ifindex)
 			xdp_flow_nr_waiting--;
 		}
 		xdp_flow_entry_uninstall(arr[n]);
+		/* Off: the id goes back (to the next helper first, if this
+		 * one may still hold the rule).
+		 */
+		xdp_flow_id_put(arr[n]->rule.id, arr[n]->stale);
+		arr[n]->rule.id = XDP_FLOW_NO_ID;
+		arr[n]->stale = false;
 	}
 	kvfree(arr);
 }
@@ -1444,6 +1471,7 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 					   " devices already, the most it can be");
 		return err;
 	}
+	atomic_inc(&xdp_flow_ids_used);
 	xdev->shield_id = err;
 	xdev->shield_order = XDP_FLOW_NO_SHIELD;
 	xdev->ifindex = dev->ifindex;
@@ -1579,7 +1607,7 @@ static int xdp_flow_remove_stale(void)
 			pr_warn("xdp_flow: helper kept deleted rule %lu (%d)\n",
 				index, err);
 		xa_erase(&xdp_flow_stale_rules, index);
-		ida_free(&xdp_flow_ids, index);
+		xdp_flow_id_free(index);
 	}
 	xa_for_each(&xdp_flow_stale_links, index, entry) {
 		xdev = xdp_flow_dev_find(index);
@@ -1641,6 +1669,19 @@ int xdp_flow_replay(void)
 out:
 	mutex_unlock(&xdp_flow_lock);
 	return err;
+}
+
+/**
+ * xdp_flow_ids_in_use() - rule ids taken
+ *
+ * Only enabled devices' rules and shields take one, and ids kept for a
+ * helper to take out first.
+ *
+ * Return: how many.
+ */
+unsigned int xdp_flow_ids_in_use(void)
+{
+	return atomic_read(&xdp_flow_ids_used);
 }
 
 unsigned int xdp_flow_rule_count(void)
@@ -1760,7 +1801,7 @@ void xdp_flow_offload_exit(void)
 	rtnl_lock();
 	mutex_lock(&xdp_flow_lock);
 	xa_for_each(&xdp_flow_stale_rules, index, entry)
-		ida_free(&xdp_flow_ids, index);
+		xdp_flow_id_free(index);
 	xa_destroy(&xdp_flow_stale_rules);
 	xa_destroy(&xdp_flow_stale_links);
 	list_for_each_entry_safe(xdev, tmp, &xdp_flow_devs, list) {
@@ -1769,7 +1810,7 @@ void xdp_flow_offload_exit(void)
 		dev = __dev_get_by_index(&init_net, xdev->ifindex);
 		if (dev)
 			xdp_flow_peer_tx_restore(dev, xdev->peer_tx_off);
-		ida_free(&xdp_flow_ids, xdev->shield_id);
+		xdp_flow_id_free(xdev->shield_id);
 		list_del(&xdev->list);
 		kfree(xdev);
 	}

@@ -3,6 +3,7 @@
 #ifndef _XDP_FLOW_H
 #define _XDP_FLOW_H
 
+#include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
@@ -57,6 +58,9 @@ struct xdp_flow_dev {
 
 #define XDP_FLOW_NO_SHIELD	U64_MAX
 
+/* An entry's rule.id while it has none: only rules of enabled devices do. */
+#define XDP_FLOW_NO_ID		U32_MAX
+
 /**
  * struct xdp_flow_binding - one flow block of one device the module is bound to
  * @list: in xdp_flow_bindings
@@ -65,7 +69,8 @@ struct xdp_flow_dev {
  * @block: TC's (or nftables') flow block
  * @entries: the rules offered on this block (struct xdp_flow_entry)
  * @cookies: the same rules by TC's (or nftables') cookie
- * @masks: flower masks of those rules, to rank rules of equal prio
+ * @masks: flower masks of those rules, to rank rules of equal prio, hashed
+ *	by chain, prio and mask (struct xdp_flow_mask_ref)
  * @next_rank: rank of the next new flower mask
  * @unseen_rules: the block may hold rules the module was never offered
  *	(it existed before the module was loaded)
@@ -78,7 +83,7 @@ struct xdp_flow_binding {
 	struct flow_block *block;
 	struct list_head entries;
 	struct rhashtable cookies;
-	struct list_head masks;
+	DECLARE_HASHTABLE(masks, 8);
 	u32 next_rank;
 	bool unseen_rules;
 	bool nft;
@@ -139,7 +144,7 @@ struct xdp_flow_entry {
 
 /**
  * struct xdp_flow_mask_ref - a flower mask seen on a binding
- * @list: in the binding's masks
+ * @node: in the binding's masks
  * @chain: TC chain
  * @prio: TC prio
  * @fl_mask: flower's mask (identity only, never dereferenced)
@@ -147,7 +152,7 @@ struct xdp_flow_entry {
  * @rank: order of creation, which is the order flower tries its masks in
  */
 struct xdp_flow_mask_ref {
-	struct list_head list;
+	struct hlist_node node;
 	u32 chain;
 	u16 prio;
 	const void *fl_mask;
@@ -164,6 +169,7 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
 int xdp_flow_replay(void);
 unsigned int xdp_flow_rule_count(void);
+unsigned int xdp_flow_ids_in_use(void);
 void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
 /**
  * struct xdp_flow_visitor - what xdp_flow_walk_entries() calls

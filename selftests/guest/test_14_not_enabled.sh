@@ -4,7 +4,8 @@
 # Nothing is offloaded on a device where offload is not enabled: rules show
 # not_in_hw, no XDP program appears, and the rules work in software. Checked
 # on xfv0 before it is enabled, and on xfv2 while xfv0 is enabled. Enabling
-# xfv2 then offloads the rule it already had.
+# xfv2 then offloads the rule it already had. Only enabled devices' rules
+# hold rule ids.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
@@ -53,7 +54,10 @@ check_err $? "xdp-flow status lists xfv2 as $st"
 n=$("$XF_CLI" -j show | jq '[.[] | select(.dev == "xfv2")] | length')
 [ "$n" = 0 ]
 check_err $? "xdp-flow show lists $n rules of xfv2"
-log_test "xfv0 enabled, xfv2 not: xfv2's rule is not_in_hw, no XDP program on xfv2"
+ids=$(xf_status_get .rule_ids)
+[ "$ids" = 1 ]
+check_err $? "$ids rule ids in use, not 1 (xfv0's shield): xfv2's rule took one"
+log_test "xfv0 enabled, xfv2 not: xfv2's rule is not_in_hw, no XDP program on xfv2, no rule id"
 
 RET=0
 send_expect xfc 10.0.1.1 $N -- pk:xfv2/1=$N hw:xfv2/1=0 udp:xfa/veth_a+0
@@ -73,5 +77,17 @@ st=$(tc_hw_state "" xfv2 2)
 check_err $? "the mirror rule XDP cannot execute shows in_hw"
 send_expect xfc 10.0.1.1 $N -- hw:xfv2/1+$N pk:xfv2/1+$N udp:xfa/veth_a+0
 log_test "enabling xfv2 offloads the rule it had: in_hw, $N packets dropped in XDP"
+
+RET=0
+ids=$(xf_status_get .rule_ids)
+[ "$ids" = 4 ]
+check_err $? "$ids rule ids in use with xfv2 enabled, not 4 (two shields, xfv2's two rules)"
+"$XF_CLI" disable dev xfv2 >/dev/null
+check_err $? "xdp-flow disable dev xfv2 failed"
+ids=$(xf_status_get .rule_ids)
+[ "$ids" = 1 ]
+check_err $? "$ids rule ids in use after xfv2 was disabled, not 1"
+send_expect xfc 10.0.1.1 $N -- hw:xfv2/1+0 pk:xfv2/1+$N udp:xfa/veth_a+0
+log_test "rule ids: only enabled devices' rules and shields hold one (4 with xfv2, 1 after its disable, its rule in software again)"
 
 exit $EXIT_STATUS

@@ -552,6 +552,7 @@ struct status {
 	bool have;
 	bool to_stack;
 	uint32_t helper_state, helper_pid, helper_restarts, rule_count;
+	uint32_t rule_ids;
 };
 
 static uint32_t attr_u32(struct nlattr **tb, int type, uint32_t dflt)
@@ -568,6 +569,7 @@ static int status_handler(struct nlattr **tb, void *arg)
 	st->helper_pid = attr_u32(tb, XDP_FLOW_ATTR_HELPER_PID, 0);
 	st->helper_restarts = attr_u32(tb, XDP_FLOW_ATTR_HELPER_RESTARTS, 0);
 	st->rule_count = attr_u32(tb, XDP_FLOW_ATTR_RULE_COUNT, 0);
+	st->rule_ids = attr_u32(tb, XDP_FLOW_ATTR_RULE_IDS, 0);
 	st->to_stack = tb[XDP_FLOW_ATTR_TO_STACK] != NULL;
 	return 0;
 }
@@ -660,6 +662,7 @@ static int cmd_status(struct xf_ctx *ctx)
 		jw_u64("helper_pid", st.helper_pid);
 		jw_u64("helper_restarts", st.helper_restarts);
 		jw_u64("rule_count", st.rule_count);
+		jw_u64("rule_ids", st.rule_ids);
 		jw_bool("to_stack", st.to_stack);
 		jw_arr_open("devices");
 	} else {
@@ -668,7 +671,8 @@ static int cmd_status(struct xf_ctx *ctx)
 			printf(", pid %u", st.helper_pid);
 		printf(", %u restart%s\n", st.helper_restarts,
 		       st.helper_restarts == 1 ? "" : "s");
-		printf("rules: %u\n", st.rule_count);
+		printf("rules: %u in XDP; rule ids: %u of %u in use\n",
+		       st.rule_count, st.rule_ids, XDP_FLOW_MAX_RULES);
 		if (st.to_stack)
 			printf("datapath: every frame goes to the stack until a helper has replayed the rules\n");
 		printf("devices:\n");
@@ -1225,7 +1229,9 @@ static int rule_handler(struct nlattr **tb, void *arg)
 		jw_obj_open(NULL);
 		jw_string("dev", name);
 		jw_u64("ifindex", ifindex);
-		jw_u64("id", r.id);
+		/* A rule that waits for a free id has none yet. */
+		if (r.id != UINT32_MAX)
+			jw_u64("id", r.id);
 		jw_u64("chain", r.chain);
 		jw_string("source", nft ? "nftables" : "tc");
 		jw_u64("prio", prio);
@@ -1245,8 +1251,10 @@ static int rule_handler(struct nlattr **tb, void *arg)
 		printf("nftables");
 	else
 		printf("chain %u", r.chain);
-	printf(" prio %" PRIu64 " cookie 0x%" PRIx64 " id %u %s\n", prio,
-	       (uint64_t)r.cookie, r.id, state);
+	printf(" prio %" PRIu64 " cookie 0x%" PRIx64, prio, (uint64_t)r.cookie);
+	if (r.id != UINT32_MAX)
+		printf(" id %u", r.id);
+	printf(" %s\n", state);
 	if (reason[0])
 		printf("  why: %s\n", reason);
 	print_key(&r);

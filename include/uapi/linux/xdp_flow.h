@@ -453,6 +453,10 @@ enum xdp_flow_attr {
 					 * (0: taking over the pinned state,
 					 * before HELLO); the module waits on
 					 */
+	XDP_FLOW_ATTR_RULE_IDS,		/* u32, STATUS_GET: rule ids in use
+					 * (of XDP_FLOW_MAX_RULES): enabled
+					 * devices' rules and shields
+					 */
 	__XDP_FLOW_ATTR_MAX,
 };
 
