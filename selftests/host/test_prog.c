@@ -947,21 +947,26 @@ static void test_invalid(void)
 	del_all();
 }
 
+/* A shield, as the module sends one: from prio 5 on, IFINDEX's frames go
+ * to the stack.
+ */
+static const struct xdp_flow_rule shield_rule = {
+	.id = XDP_FLOW_SHIELD_ID_BASE,
+	.flags = XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_SHIELD,
+	.order = 5ull << 32,
+	.key.ifindex = IFINDEX,
+	.mask.ifindex = 0xffffffff,
+	.nr_actions = 1,
+	.actions[0].id = XDP_FLOW_ACTION_PASS,
+};
+
 static void test_full(void)
 {
 	/* Source port 0xffff: masked by any of 1..255 it is never 0. */
 	struct frame f = udp4("10.9.9.9", "10.0.0.1", 0xffff, 2);
 	/* Rules get all masks but one: the shields' is kept free. */
 	const unsigned int most = XDP_FLOW_MAX_MASKS - 1;
-	struct xdp_flow_rule shield = {
-		.id = XDP_FLOW_SHIELD_ID_BASE,
-		.flags = XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_SHIELD,
-		.order = 5ull << 32,
-		.key.ifindex = IFINDEX,
-		.mask.ifindex = 0xffffffff,
-		.nr_actions = 1,
-		.actions[0].id = XDP_FLOW_ACTION_PASS,
-	};
+	struct xdp_flow_rule no_flag;
 	struct xdp_flow_stats st;
 	char msg[UMH_MSG_LEN];
 	struct timespec t0, t1;
@@ -997,15 +1002,16 @@ static void test_full(void)
 	 */
 	f = udp4("10.9.9.9", "10.0.0.1", 2, 2);
 	expect("a filler drops before the shield", &f, XDP_DROP, 10, 1, tcb(&f));
-	if (table_rule_add(tbl, &shield, msg, sizeof(msg)))
+	if (table_rule_add(tbl, &shield_rule, msg, sizeof(msg)))
 		fail("the shield did not fit in the full tables: %s", msg);
 	expect("the shield passes what a later rule would drop", &f, XDP_PASS,
 	       10, 0, 0);
 	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
 	expect("an earlier rule acts before the shield", &f, XDP_DROP, 2, 1,
 	       tcb(&f));
-	shield.flags = XDP_FLOW_RULE_F_SOFTWARE;
-	if (table_rule_add(tbl, &shield, msg, sizeof(msg)) != -EINVAL)
+	no_flag = shield_rule;
+	no_flag.flags = XDP_FLOW_RULE_F_SOFTWARE;
+	if (table_rule_add(tbl, &no_flag, msg, sizeof(msg)) != -EINVAL)
 		fail("a shield id without the shield flag was taken");
 	del(XDP_FLOW_SHIELD_ID_BASE);
 	log_test("full masks: a shield still fits and hands later prios to TC");
@@ -1140,15 +1146,6 @@ static void test_capacity(void)
 	struct table *keep_tbl = tbl;
 	int keep_fd = prog_fd;
 	const unsigned int n = XDP_FLOW_MAX_FLOWS / 64;
-	struct xdp_flow_rule shield = {
-		.id = XDP_FLOW_SHIELD_ID_BASE,
-		.flags = XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_SHIELD,
-		.order = 5ull << 32,
-		.key.ifindex = IFINDEX,
-		.mask.ifindex = 0xffffffff,
-		.nr_actions = 1,
-		.actions[0].id = XDP_FLOW_ACTION_PASS,
-	};
 	char msg[UMH_MSG_LEN], dst[32];
 	struct timespec t0, t1;
 	struct frame f;
@@ -1187,7 +1184,7 @@ static void test_capacity(void)
 		     XDP_FLOW_MAX_FLOWS, err);
 	if (table_rule_count(tbl) != n)
 		fail("%u rules, expected %u", table_rule_count(tbl), n);
-	if (table_rule_add(tbl, &shield, msg, sizeof(msg)))
+	if (table_rule_add(tbl, &shield_rule, msg, sizeof(msg)))
 		fail("a shield does not fit in a full table: %s", msg);
 	expect("the last rule, before the shield", &f, XDP_DROP, i, 1, tcb(&f));
 out:
