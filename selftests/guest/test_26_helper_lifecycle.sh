@@ -12,14 +12,14 @@
 #     helper, a second one takes over, never two at once.
 #  4. Cycles of load, enable (default hook), drop and redirect rules,
 #     traffic, unload: BPF programs, maps and links back to where they
-#     started, no kernel warning. 8 on each kernel by default (a cycle
+#     started, no kernel warning. 5 on each kernel by default (a cycle
 #     takes about 10 s in an emulated guest); XF_LIFECYCLES=50 for more.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=10
-CYCLES=${XF_LIFECYCLES:-8}
+CYCLES=${XF_LIFECYCLES:-5}
 PIN_DIR=/sys/fs/bpf/xdp_flow
 RMMOD_MAX_MS=10000
 
