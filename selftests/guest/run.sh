@@ -17,9 +17,8 @@
 #                       does not pick on a veth here (xdp on 6.6+, where
 #                       auto picks tc; none on older kernels, which have
 #                       no tc hook): an extended regex, default the
-#                       differential and nftables tests (OVS and the
-#                       mutants run with xdp where auto picks it: on 6.1);
-#                       "none" for none
+#                       differential test (the others run with xdp where
+#                       auto picks it: on 6.1); "none" for none
 #
 # The first pass runs every test with the hook users get (XF_HOOK=auto:
 # `xdp-flow enable` without a hook); tests whose subject is a hook name
@@ -59,7 +58,7 @@ hang_report()
 	dmesg | tail -n 80 | sed 's/^/# dmesg: /'
 }
 
-hook_pass=${XF_HOOK_PASS:-'test_2[02]_'}
+hook_pass=${XF_HOOK_PASS:-'test_20_'}
 kver=$(uname -r)
 has_tcx=0
 [ "$(printf '%s\n' 6.6 "${kver%%-*}" | sort -V | head -n 1)" = 6.6 ] && has_tcx=1

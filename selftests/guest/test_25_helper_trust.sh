@@ -5,7 +5,7 @@
 # speaks to the helper. An impostor with CAP_NET_ADMIN (python3 + pyroute2,
 # selftests/guest/impostor.py):
 #  - sends HELLO naming a victim process (XDP_FLOW_ATTR_PID) in a tight loop
-#    while the real helper is SIGKILLed 6 times (XF_TRUST_KILLS; the module
+#    while the real helper is SIGKILLed 4 times (XF_TRUST_KILLS; the module
 #    restarts the helper after 10, 20, ... 320 ms; more, up to 5 s apart,
 #    which would only add time), and after the module gave
 #    up on a helper that cannot start: every HELLO is refused with EPERM,
@@ -21,7 +21,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=20
-KILLS=${XF_TRUST_KILLS:-6}
+KILLS=${XF_TRUST_KILLS:-4}
 IMPOSTOR=$XF_ROOT/selftests/guest/impostor.py
 
 # (find_spec: importing pyroute2 takes seconds in an emulated guest)

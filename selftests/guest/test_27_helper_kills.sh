@@ -19,13 +19,13 @@
 #    lists exactly the live rules.
 # Offload is enabled with the default hook (plain `xdp-flow enable`).
 #
-# Env: XF_KILLS (default 12; about 5 s each in an emulated guest),
+# Env: XF_KILLS (default 8; about 5 s each in an emulated guest),
 #      XF_KILL_SEED (default 27), XF_PPS (500)
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
-KILLS=${XF_KILLS:-12}
+KILLS=${XF_KILLS:-8}
 SEED=${XF_KILL_SEED:-27}
 PPS=${XF_PPS:-500}
 M=5			# packets per address in the final checks
