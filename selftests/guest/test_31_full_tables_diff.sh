@@ -12,13 +12,13 @@
 # handle some of the traffic (low floors of rules in_hw and of hits
 # counted by XDP).
 #
-# Env: XF_FULL_CASES (default 40), XF_DIFF_SEED (default 1),
+# Env: XF_FULL_CASES (default 30), XF_DIFF_SEED (default 1),
 #      XF_FULL_LANES (default 4), XF_FULL_MIN_HW (5), XF_FULL_MIN_XDP (3)
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
-CASES=${XF_FULL_CASES:-40}
+CASES=${XF_FULL_CASES:-30}
 SEED=${XF_DIFF_SEED:-1}
 LANES=${XF_FULL_LANES:-4}
 
