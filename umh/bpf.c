@@ -70,7 +70,8 @@ static bool dp_same_dir(int fd, const char *path)
 	       a.st_ino == b.st_ino;
 }
 
-static long long dp_now_ms(void)
+/* CLOCK_MONOTONIC in milliseconds. */
+long long dp_now_ms(void)
 {
 	struct timespec ts;
 

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "umh.h"
@@ -57,14 +56,6 @@ static void handle_stats(struct umh *u, const struct umh_request *req)
 /* Reports progress at most this often, well within any module timeout. */
 #define PROGRESS_EVERY_MS	250
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /**
  * umh_progress() - called by long work: the module hears that it goes on
  * @arg: the helper (struct umh)
@@ -80,7 +71,7 @@ void umh_progress(void *arg)
 
 	if (u->step_delay_us)
 		usleep(u->step_delay_us);
-	now = now_ms();
+	now = dp_now_ms();
 	if (now - u->progress_ms < PROGRESS_EVERY_MS)
 		return;
 	u->progress_ms = now;
@@ -98,7 +89,7 @@ static void handle_sync(struct umh *u, const struct umh_request *req)
 	int err;
 
 	u->progress_seq = req->seq;
-	u->progress_ms = now_ms();
+	u->progress_ms = dp_now_ms();
 	err = table_sync(u->table, msg, sizeof(msg));
 	u->progress_seq = 0;
 	attach_submit(u->attach, ATTACH_OP_SYNC, 0, 0, 0, NULL, NULL);

@@ -31,6 +31,7 @@ void log_msg(int level, const char *fmt, ...)
 /* bpf.c: the XDP program and its maps */
 struct xdp_flow_bpf;
 
+long long dp_now_ms(void);
 bool dp_bpffs_mounted(void);
 int dp_mount_bpffs(void);
 int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms);
