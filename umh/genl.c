@@ -73,6 +73,9 @@ static void reply_write(int fd, int family, const struct umh_reply *r)
 		goto fail;
 	if (r->msg[0] && nla_put_string(msg, XDP_FLOW_ATTR_MSG, r->msg))
 		goto fail;
+	if (r->room && nla_put(msg, XDP_FLOW_ATTR_ROOM, sizeof(*r->room),
+			       r->room))
+		goto fail;
 	for (done = 0; done < r->nr_stats; done += n) {
 		n = r->nr_stats - done;
 		if (n > STATS_PER_ATTR)

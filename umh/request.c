@@ -12,6 +12,12 @@
 
 #include "umh.h"
 
+static void reply_send(struct umh *u, struct umh_reply *r, const char *msg)
+{
+	snprintf(r->msg, sizeof(r->msg), "%s", msg ? msg : "");
+	u->reply(u->transport, r);
+}
+
 static void reply(struct umh *u, __u32 seq, int err, const char *msg,
 		  struct xdp_flow_stats *stats, size_t nr_stats)
 {
@@ -22,8 +28,24 @@ static void reply(struct umh *u, __u32 seq, int err, const char *msg,
 		.nr_stats = nr_stats,
 	};
 
-	snprintf(r.msg, sizeof(r.msg), "%s", msg ? msg : "");
-	u->reply(u->transport, &r);
+	reply_send(u, &r, msg);
+}
+
+/*
+ * The answer to a change of the rule tables, with the room they have left:
+ * the module sends rules without waiting while it knows they fit.
+ */
+static void reply_room(struct umh *u, __u32 seq, int err, const char *msg)
+{
+	struct xdp_flow_room room;
+	struct umh_reply r = {
+		.seq = seq,
+		.err = err,
+		.room = &room,
+	};
+
+	table_room(u->table, &room);
+	reply_send(u, &r, msg);
 }
 
 /* Called by the attach worker when an attach, detach or sync is done. */
@@ -93,7 +115,7 @@ static void handle_sync(struct umh *u, const struct umh_request *req)
 	err = table_sync(u->table, msg, sizeof(msg));
 	u->progress_seq = 0;
 	attach_submit(u->attach, ATTACH_OP_SYNC, 0, 0, 0, NULL, NULL);
-	reply(u, req->seq, err, msg, NULL, 0);
+	reply_room(u, req->seq, err, msg);
 }
 
 static void handle_shutdown(struct umh *u, const struct umh_request *req)
@@ -164,5 +186,9 @@ void umh_handle(struct umh *u, const struct umh_request *req)
 	}
 	if (err)
 		pr_debug("request %u (seq %u): %s", req->cmd, req->seq, msg);
-	reply(u, req->seq, err, msg, NULL, 0);
+	if (req->cmd == XDP_FLOW_CMD_RULE_ADD ||
+	    req->cmd == XDP_FLOW_CMD_RULE_DEL)
+		reply_room(u, req->seq, err, msg);
+	else
+		reply(u, req->seq, err, msg, NULL, 0);
 }

@@ -980,6 +980,17 @@ out:
 	return err;
 }
 
+/* What rules may still take; as table_rule_add() counts it, less nothing. */
+void table_room(struct table *t, struct xdp_flow_room *room)
+{
+	unsigned int masks = masks_after(t, NULL, NULL, 0) -
+			     shield_mask_used(t);
+
+	room->masks = masks < t->max_masks ? t->max_masks - masks : 0;
+	room->flows = t->nr_flows < t->max_flows ?
+		      t->max_flows - t->nr_flows : 0;
+}
+
 /* --- stats --- */
 
 int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,

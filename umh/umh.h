@@ -56,6 +56,7 @@ int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
 		char *msg, size_t len);
 int table_stats_all(struct table *t, struct xdp_flow_stats **st, size_t *nr);
 int table_sync(struct table *t, char *msg, size_t len);
+void table_room(struct table *t, struct xdp_flow_room *room);
 void table_set_progress(struct table *t, void (*fn)(void *arg), void *arg);
 unsigned int table_rule_count(const struct table *t);
 unsigned int table_mask_count(const struct table *t);
@@ -89,6 +90,7 @@ struct umh_reply {
 	char msg[UMH_MSG_LEN];
 	struct xdp_flow_stats *stats;
 	size_t nr_stats;
+	const struct xdp_flow_room *room;	/* or NULL */
 };
 
 typedef void (*umh_reply_fn)(void *transport, const struct umh_reply *r);

@@ -124,7 +124,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_gate SEC(".maps");
 
@@ -1179,12 +1179,17 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 	struct xdp_flow_dp_rule *rule;
 	struct xdp_flow_action *act;
 	__u32 n = 0, hops, zero = 0;
-	__u32 *gate;
+	__u64 *gate, limit;
 	int ret;
 
-	/* A rule change the helper has not seen: the stack decides. */
+	/* Rule changes the helper has not done yet: what they may decide
+	 * goes to the stack (all of it, from XDP_FLOW_GATE_CLOSED on).
+	 */
 	gate = bpf_map_lookup_elem(&xf_gate, &zero);
-	if (!gate || *gate)
+	if (!gate)
+		return XDP_PASS;
+	limit = *gate;
+	if (limit == XDP_FLOW_GATE_CLOSED)
 		return XDP_PASS;
 #ifdef XDP_FLOW_MUTANT_never_tcp
 	if (key->ip_proto == IPPROTO_TCP && !key->ip_frag)
@@ -1196,7 +1201,7 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 			return XDP_PASS;
 		v->rule_id = ret;
 		rule = bpf_map_lookup_elem(&xf_rules, &v->rule_id);
-		if (!rule)
+		if (!rule || (limit && rule->order >= limit - 1))
 			return XDP_PASS;
 		/* Rules TC executes itself, and "pass", are counted by TC;
 		 * so are the rules that led here, as TC runs them again.

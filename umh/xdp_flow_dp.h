@@ -21,10 +21,11 @@
  *   xf_gen       ARRAY of one __u64: the tables' generation, bumped by the
  *                helper after every change that may change a lookup
  *                (mmapable: the helper stores to it without a system call)
- *   xf_gate      ARRAY of one __u32, XDP_FLOW_GATE_NAME: written only by
+ *   xf_gate      ARRAY of one __u64, XDP_FLOW_GATE_NAME: written only by
  *                the module, which gets it through the program the helper
- *                names in HELLO. Not zero while a rule change has reached
- *                no helper: every frame then goes to the stack.
+ *                names in HELLO. 0, or 1 + the lowest order XDP may not
+ *                act on: frames of such rules go to the stack (the uapi
+ *                header says when).
  *
  * Not pinned: xf_emc, the exact-match cache (PERCPU_ARRAY of struct
  * xdp_flow_emc_entry), valid only for entries of the current generation.

@@ -5,12 +5,14 @@
  * program the registered helper names in HELLO, and holds them: they are
  * pinned, so every later helper's program uses the same ones.
  *
- * The gate (XDP_FLOW_GATE_NAME). Offloaded traffic keeps flowing while no
- * helper runs, on the tables the last helper left; but a rule change that
- * reaches no helper would leave those tables wrong. The module then closes
- * the gate, a word that it writes itself, and every frame goes to the
+ * The gate (XDP_FLOW_GATE_NAME), a word the module writes itself. Offloaded
+ * traffic keeps flowing while no helper runs, on the tables the last helper
+ * left; but a rule change that reaches no helper would leave those tables
+ * wrong. The module then closes the gate, and every frame goes to the
  * stack, where TC has the change. A helper that has replayed every rule
- * opens it again.
+ * opens it again. While the helper has rule changes to do that TC has
+ * already made, the gate holds the lowest order among them (its limit):
+ * frames whose rule has that order or a higher one go to the stack.
  *
  * The counters (XDP_FLOW_COUNTERS_NAME). TC and nftables ask for a rule's
  * counters under their locks, for every rule of a dump; the module reads
@@ -24,21 +26,39 @@
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/rcupdate.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 
 #include "xdp_flow.h"
 
-/* Guards the maps held and the gate's state. */
+/* Guards the maps held. */
 static DEFINE_MUTEX(xdp_flow_dp_lock);
 static struct bpf_map *xdp_flow_gate_map;
-static u32 *xdp_flow_gate_word;
-static bool xdp_flow_gate_closed;
 static struct bpf_map *xdp_flow_counters_map;
+
+/* Guards the gate's word and state; taken in any context but hard IRQ. */
+static DEFINE_SPINLOCK(xdp_flow_gate_lock);
+static u64 *xdp_flow_gate_word;
+static bool xdp_flow_gate_closed;
+static u64 xdp_flow_gate_limit = XDP_FLOW_NO_LIMIT;
+
+/* Caller holds xdp_flow_gate_lock. */
+static void xdp_flow_gate_write(void)
+{
+	u64 word = XDP_FLOW_GATE_OPEN;
+
+	if (xdp_flow_gate_closed)
+		word = XDP_FLOW_GATE_CLOSED;
+	else if (xdp_flow_gate_limit != XDP_FLOW_NO_LIMIT)
+		word = xdp_flow_gate_limit + 1;
+	if (xdp_flow_gate_word)
+		WRITE_ONCE(*xdp_flow_gate_word, word);
+}
 
 static bool xdp_flow_gate_is_ours(const struct bpf_map *map)
 {
 	return map->map_type == BPF_MAP_TYPE_ARRAY &&
-	       map->key_size == sizeof(u32) && map->value_size == sizeof(u32) &&
+	       map->key_size == sizeof(u32) && map->value_size == sizeof(u64) &&
 	       map->max_entries == 1 &&
 	       !strncmp(map->name, XDP_FLOW_GATE_NAME, sizeof(map->name));
 }
@@ -87,7 +107,7 @@ int xdp_flow_dp_maps_take(u32 prog_fd)
 	struct bpf_map *gate, *counters, *old_gate = NULL, *old_counters = NULL;
 	struct bpf_prog *prog;
 	u32 zero = 0;
-	u32 *word = NULL;
+	u64 *word = NULL;
 
 	prog = bpf_prog_get_type_dev(prog_fd, BPF_PROG_TYPE_XDP, false);
 	if (IS_ERR(prog))
@@ -111,8 +131,10 @@ int xdp_flow_dp_maps_take(u32 prog_fd)
 	if (gate) {
 		old_gate = xdp_flow_gate_map;
 		xdp_flow_gate_map = gate;
+		spin_lock_bh(&xdp_flow_gate_lock);
 		xdp_flow_gate_word = word;
-		WRITE_ONCE(*word, xdp_flow_gate_closed);
+		xdp_flow_gate_write();
+		spin_unlock_bh(&xdp_flow_gate_lock);
 	}
 	if (counters) {
 		old_counters = xdp_flow_counters_map;
@@ -166,21 +188,37 @@ int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st)
  * xdp_flow_gate_set() - close or open the gate
  * @closed: every frame goes to the stack from now on (a rule change reached
  *	no helper), or no longer (a helper has replayed every rule)
+ *
+ * May be called in any context but hard IRQ.
  */
 void xdp_flow_gate_set(bool closed)
 {
 	bool was;
 
-	mutex_lock(&xdp_flow_dp_lock);
+	spin_lock_bh(&xdp_flow_gate_lock);
 	was = xdp_flow_gate_closed;
 	xdp_flow_gate_closed = closed;
-	if (xdp_flow_gate_word)
-		WRITE_ONCE(*xdp_flow_gate_word, closed);
-	mutex_unlock(&xdp_flow_dp_lock);
+	xdp_flow_gate_write();
+	spin_unlock_bh(&xdp_flow_gate_lock);
 	if (closed && !was)
 		pr_warn("xdp_flow: a rule change reached no helper: every frame goes to the stack until a helper has replayed the rules\n");
 	else if (!closed && was)
 		pr_info("xdp_flow: the helper has every rule again: offloaded rules run in XDP again\n");
+}
+
+/**
+ * xdp_flow_gate_limit_set() - the lowest order XDP may not act on
+ * @order: that order, or XDP_FLOW_NO_LIMIT
+ *
+ * Frames whose rule has @order or a higher one go to the stack. May be
+ * called in any context but hard IRQ.
+ */
+void xdp_flow_gate_limit_set(u64 order)
+{
+	spin_lock_bh(&xdp_flow_gate_lock);
+	xdp_flow_gate_limit = order;
+	xdp_flow_gate_write();
+	spin_unlock_bh(&xdp_flow_gate_lock);
 }
 
 /**
@@ -199,12 +237,14 @@ bool xdp_flow_gate_is_closed(void)
 void xdp_flow_dp_maps_release(void)
 {
 	mutex_lock(&xdp_flow_dp_lock);
+	spin_lock_bh(&xdp_flow_gate_lock);
+	xdp_flow_gate_word = NULL;
+	spin_unlock_bh(&xdp_flow_gate_lock);
 	if (xdp_flow_gate_map)
 		bpf_map_put(xdp_flow_gate_map);
 	if (xdp_flow_counters_map)
 		bpf_map_put(xdp_flow_counters_map);
 	xdp_flow_gate_map = NULL;
-	xdp_flow_gate_word = NULL;
 	xdp_flow_counters_map = NULL;
 	mutex_unlock(&xdp_flow_dp_lock);
 }

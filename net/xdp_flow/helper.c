@@ -158,6 +158,11 @@ static DECLARE_WORK(xdp_flow_replay_work, xdp_flow_replay_work_fn);
 
 /* --- requests and their replies --- */
 
+/*
+ * A request sent to the helper: waited for (xdp_flow_helper_call()), or
+ * posted (xdp_flow_helper_post_rule()), whose @posted callback gets the
+ * answer instead.
+ */
 struct xdp_flow_request {
 	struct list_head list;
 	u32 seq;
@@ -167,11 +172,32 @@ struct xdp_flow_request {
 	struct xdp_flow_stats stats;
 	char msg[128];
 	struct completion done;
+	void (*posted)(void *arg, int err);
+	void *arg;
+	bool add;		/* a posted RULE_ADD */
 };
 
 static LIST_HEAD(xdp_flow_requests);
 static DEFINE_SPINLOCK(xdp_flow_requests_lock);
 static u32 xdp_flow_next_seq;
+
+/*
+ * Under xdp_flow_requests_lock: the room the running helper reported last,
+ * the posted requests not answered yet (and how many are RULE_ADDs, which
+ * the room reported does not count yet), and when the helper last answered.
+ */
+static struct xdp_flow_room xdp_flow_room;
+static bool xdp_flow_room_known;
+static unsigned int xdp_flow_nr_posted;
+static unsigned int xdp_flow_nr_posted_adds;
+static unsigned long xdp_flow_answered_at;
+static DECLARE_WAIT_QUEUE_HEAD(xdp_flow_posted_wq);
+
+/* At most this many posted requests wait for an answer; more wait first. */
+#define XDP_FLOW_MAX_POSTED	256
+
+static void xdp_flow_posted_watch_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(xdp_flow_posted_watch, xdp_flow_posted_watch_fn);
 
 static struct xdp_flow_request *xdp_flow_request_find(u32 seq)
 {
@@ -183,27 +209,55 @@ static struct xdp_flow_request *xdp_flow_request_find(u32 seq)
 	return NULL;
 }
 
+/* Caller holds xdp_flow_requests_lock; @req is posted. */
+static void xdp_flow_posted_unlist(struct xdp_flow_request *req)
+{
+	list_del(&req->list);
+	xdp_flow_nr_posted--;
+	if (req->add)
+		xdp_flow_nr_posted_adds--;
+}
+
 static void xdp_flow_request_forget(struct xdp_flow_request *req)
 {
 	spin_lock_bh(&xdp_flow_requests_lock);
-	list_del(&req->list);
+	if (req->posted)
+		xdp_flow_posted_unlist(req);
+	else
+		list_del(&req->list);
 	spin_unlock_bh(&xdp_flow_requests_lock);
 	kfree(req);
 }
 
-/* Completes every pending request with @err. */
+/*
+ * Completes every pending request with @err, and gives posted ones their
+ * answer. The helper they went to is gone: so is what it said of its room.
+ */
 static void xdp_flow_requests_fail(int err)
 {
-	struct xdp_flow_request *req;
+	struct xdp_flow_request *req, *tmp;
+	LIST_HEAD(posted);
 
 	spin_lock_bh(&xdp_flow_requests_lock);
-	list_for_each_entry(req, &xdp_flow_requests, list) {
+	xdp_flow_room_known = false;
+	list_for_each_entry_safe(req, tmp, &xdp_flow_requests, list) {
+		if (req->posted) {
+			xdp_flow_posted_unlist(req);
+			list_add_tail(&req->list, &posted);
+			continue;
+		}
 		if (completion_done(&req->done))
 			continue;
 		req->err = err;
 		complete(&req->done);
 	}
 	spin_unlock_bh(&xdp_flow_requests_lock);
+	wake_up_all(&xdp_flow_posted_wq);
+
+	list_for_each_entry_safe(req, tmp, &posted, list) {
+		req->posted(req->arg, err);
+		kfree(req);
+	}
 }
 
 /* --- the process --- */
@@ -546,6 +600,7 @@ static int xdp_flow_helper_reply(struct nlattr **attrs)
 		return -EINVAL;
 
 	spin_lock_bh(&xdp_flow_requests_lock);
+	xdp_flow_answered_at = jiffies;
 	req = xdp_flow_request_find(seq);
 	if (!req || completion_done(&req->done)) {
 		spin_unlock_bh(&xdp_flow_requests_lock);
@@ -559,6 +614,20 @@ static int xdp_flow_helper_reply(struct nlattr **attrs)
 	req->err = (int)nla_get_u32(attrs[XDP_FLOW_ATTR_ERROR]);
 	if (req->err > 0 || req->err < -MAX_ERRNO)
 		req->err = -EPROTO;
+	a = attrs[XDP_FLOW_ATTR_ROOM];
+	if (a) {
+		memcpy(&xdp_flow_room, nla_data(a), sizeof(xdp_flow_room));
+		xdp_flow_room_known = true;
+	}
+	if (req->posted) {
+		/* Answered here, in the order the helper did them. */
+		xdp_flow_posted_unlist(req);
+		spin_unlock_bh(&xdp_flow_requests_lock);
+		wake_up(&xdp_flow_posted_wq);
+		req->posted(req->arg, req->err);
+		kfree(req);
+		return 0;
+	}
 	a = attrs[XDP_FLOW_ATTR_MSG];
 	if (a)
 		nla_strscpy(req->msg, a, sizeof(req->msg));
@@ -673,9 +742,14 @@ static void xdp_flow_reply_close(void)
 	cancel_work_sync(&xdp_flow_reply_work);
 }
 
-/* Sends one request to the running helper; @reqp gets it, pending. */
+/*
+ * Sends one request to the running helper; @reqp gets it, pending, or for
+ * a posted request (@posted set), @posted gets the answer (and @reqp
+ * nothing: the request may be answered and gone by the time this returns).
+ */
 static int xdp_flow_helper_send(u8 cmd, u32 ifindex, u32 rule_id,
 				u32 xdp_mode, const struct xdp_flow_rule *rule,
+				void (*posted)(void *arg, int err), void *arg,
 				struct xdp_flow_request **reqp)
 {
 	struct xdp_flow_request *req;
@@ -699,9 +773,17 @@ static int xdp_flow_helper_send(u8 cmd, u32 ifindex, u32 rule_id,
 		kfree(req);
 		return -ENOMEM;
 	}
+	req->posted = posted;
+	req->arg = arg;
+	req->add = posted && cmd == XDP_FLOW_CMD_RULE_ADD;
 	spin_lock_bh(&xdp_flow_requests_lock);
 	req->seq = ++xdp_flow_next_seq;
 	list_add_tail(&req->list, &xdp_flow_requests);
+	if (posted) {
+		if (!xdp_flow_nr_posted++)
+			xdp_flow_answered_at = jiffies;
+		xdp_flow_nr_posted_adds += req->add;
+	}
 	spin_unlock_bh(&xdp_flow_requests_lock);
 
 	err = -EMSGSIZE;
@@ -721,11 +803,14 @@ static int xdp_flow_helper_send(u8 cmd, u32 ifindex, u32 rule_id,
 
 	err = genlmsg_unicast(&init_net, skb, portid);
 	if (err) {
+		/* Off the list first: nobody else answers it. */
+		xdp_flow_request_forget(req);
 		if (err == -ECONNREFUSED)
 			xdp_flow_helper_broken("its socket is gone");
-		goto err_forget;
+		return err;
 	}
-	*reqp = req;
+	if (reqp)
+		*reqp = req;
 	return 0;
 
 err_forget:
@@ -747,10 +832,93 @@ int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode)
 	struct xdp_flow_request *req;
 	int err;
 
-	err = xdp_flow_helper_send(cmd, ifindex, 0, xdp_mode, NULL, &req);
+	err = xdp_flow_helper_send(cmd, ifindex, 0, xdp_mode, NULL, NULL, NULL,
+				   &req);
 	if (!err)
 		xdp_flow_request_forget(req);
 	return err;
+}
+
+/* Whether one more RULE_ADD without port ranges surely fits. */
+static bool xdp_flow_room_for_one(void)
+{
+	unsigned int n = xdp_flow_nr_posted_adds + 1;
+
+	return xdp_flow_room_known && xdp_flow_room.masks >= n &&
+	       xdp_flow_room.flows >= n;
+}
+
+/**
+ * xdp_flow_helper_post_rule() - send RULE_ADD or RULE_DEL, answer later
+ * @cmd: XDP_FLOW_CMD_RULE_ADD (of a rule without port ranges: one mask
+ *	and one flow entry at most) or XDP_FLOW_CMD_RULE_DEL
+ * @rule_id: for RULE_DEL
+ * @rule: for RULE_ADD
+ * @posted: gets the helper's answer (0 or a negative errno; -ESRCH or
+ *	-ESHUTDOWN when the helper went away first), once, from a work item
+ *	or from whoever found the helper gone; it must not sleep
+ * @arg: for @posted
+ *
+ * The helper does requests in the order they were sent, posted or not.
+ * A helper that answers nothing for helper_timeout_ms while posted
+ * requests wait is restarted. Waits while XDP_FLOW_MAX_POSTED requests
+ * are posted, for one timeout at most.
+ *
+ * Return: 0 when posted (@posted will be called), or a negative errno and
+ * @posted is not called: -EAGAIN when a RULE_ADD may not fit in what the
+ * helper said it had free (or too many requests wait): the caller then
+ * waits for the answer instead; -ESRCH when no helper runs.
+ */
+int xdp_flow_helper_post_rule(u8 cmd, u32 rule_id,
+			      const struct xdp_flow_rule *rule,
+			      void (*posted)(void *arg, int err), void *arg)
+{
+	unsigned int timeout = READ_ONCE(helper_timeout_ms);
+	bool ok;
+	int err;
+
+	if (!wait_event_timeout(xdp_flow_posted_wq,
+				READ_ONCE(xdp_flow_nr_posted) <
+				XDP_FLOW_MAX_POSTED,
+				msecs_to_jiffies(timeout)))
+		return -EAGAIN;
+	if (cmd == XDP_FLOW_CMD_RULE_ADD) {
+		spin_lock_bh(&xdp_flow_requests_lock);
+		ok = xdp_flow_room_for_one();
+		spin_unlock_bh(&xdp_flow_requests_lock);
+		if (!ok)
+			return -EAGAIN;
+	}
+	err = xdp_flow_helper_send(cmd, 0, rule_id, 0, rule, posted, arg,
+				   NULL);
+	if (!err)
+		queue_delayed_work(system_long_wq, &xdp_flow_posted_watch,
+				   msecs_to_jiffies(timeout));
+	return err;
+}
+
+/*
+ * While requests are posted, the helper must keep answering: one that said
+ * nothing for a timeout is restarted (the posted requests then fail).
+ */
+static void xdp_flow_posted_watch_fn(struct work_struct *work)
+{
+	unsigned long timeout = msecs_to_jiffies(READ_ONCE(helper_timeout_ms));
+	unsigned long since;
+	unsigned int n;
+
+	spin_lock_bh(&xdp_flow_requests_lock);
+	n = xdp_flow_nr_posted;
+	since = xdp_flow_answered_at;
+	spin_unlock_bh(&xdp_flow_requests_lock);
+	if (!n)
+		return;
+	if (time_before(jiffies, since + timeout)) {
+		queue_delayed_work(system_long_wq, &xdp_flow_posted_watch,
+				   since + timeout - jiffies);
+		return;
+	}
+	xdp_flow_helper_broken("it did not answer in time");
 }
 
 /**
@@ -786,7 +954,8 @@ int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 	unsigned long done;
 	int err;
 
-	err = xdp_flow_helper_send(cmd, ifindex, rule_id, xdp_mode, rule, &req);
+	err = xdp_flow_helper_send(cmd, ifindex, rule_id, xdp_mode, rule, NULL,
+				   NULL, &req);
 	if (err)
 		return err;
 
@@ -982,6 +1151,7 @@ void xdp_flow_helper_exit(void)
 
 	cancel_delayed_work_sync(&xdp_flow_helper_work);
 	cancel_work_sync(&xdp_flow_replay_work);
+	cancel_delayed_work_sync(&xdp_flow_posted_watch);
 	netlink_unregister_notifier(&xdp_flow_netlink_nb);
 
 	mutex_lock(&xdp_flow_helper_lock);

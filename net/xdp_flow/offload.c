@@ -188,8 +188,11 @@ static int xdp_flow_id_get(void)
 
 static void xdp_flow_entry_unwait(struct xdp_flow_entry *entry);
 
+static void xdp_flow_flight_forget(struct xdp_flow_entry *entry);
+
 static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
 {
+	xdp_flow_flight_forget(entry);
 	xdp_flow_entry_unwait(entry);
 	rhashtable_remove_fast(&entry->binding->cookies, &entry->node,
 			       xdp_flow_cookie_params);
@@ -355,6 +358,246 @@ static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 	return 0;
 }
 
+/* --- rule changes in flight: TC goes on while the helper does them ---
+ *
+ * TC's rule changes are posted to the helper (xdp_flow_helper_post_rule())
+ * rather than waited for, when the helper surely has room: TC's caller
+ * goes on while the helper works, and the helper takes what queued up in
+ * one wake-up. Until the helper has done one, XDP must not act on what it
+ * changes: the gate's limit (xdp_flow_gate_limit_set()) sends to the stack
+ * every frame whose rule has the lowest order among the changes in flight
+ * or a higher one. A frame whose XDP rule comes before every change in
+ * flight is decided the same with or without them. The limit goes when no
+ * change is in flight any more.
+ *
+ * What the helper refuses (not expected, the room was there) is handled
+ * as if it had refused it at once, in a work item that takes xdp_flow_lock
+ * (the answer comes where xdp_flow_lock may be held by a waiter).
+ */
+
+/**
+ * struct xdp_flow_flight - a rule change posted to the helper
+ * @list: in xdp_flow_flights_refused, once refused
+ * @entry: RULE_ADD: the rule, until it is freed
+ * @id: the rule id; RULE_DEL: given back once the rule is out
+ * @cmd: XDP_FLOW_CMD_RULE_ADD or XDP_FLOW_CMD_RULE_DEL
+ * @err: the helper's answer
+ */
+struct xdp_flow_flight {
+	struct list_head list;
+	struct xdp_flow_entry *entry;
+	u32 id;
+	u8 cmd;
+	int err;
+};
+
+/* Guards the flights, entries' @flight and what follows. */
+static DEFINE_SPINLOCK(xdp_flow_flight_lock);
+/* Posted and not settled: not answered, or refused and not handled yet. */
+static unsigned int xdp_flow_unsettled;
+/* The lowest order among them since there were none: the gate's limit. */
+static u64 xdp_flow_flight_min = XDP_FLOW_NO_LIMIT;
+static LIST_HEAD(xdp_flow_flights_refused);
+static void xdp_flow_flights_work_fn(struct work_struct *work);
+static DECLARE_WORK(xdp_flow_flights_work, xdp_flow_flights_work_fn);
+
+/* Caller holds xdp_flow_flight_lock. */
+static void xdp_flow_flight_settle(void)
+{
+	if (WARN_ON_ONCE(!xdp_flow_unsettled) || --xdp_flow_unsettled)
+		return;
+	xdp_flow_flight_min = XDP_FLOW_NO_LIMIT;
+	xdp_flow_gate_limit_set(XDP_FLOW_NO_LIMIT);
+}
+
+/* The helper's answer to a posted change: see xdp_flow_helper_post_rule(). */
+static void xdp_flow_flight_done(void *arg, int err)
+{
+	struct xdp_flow_flight *fl = arg;
+	bool gone = err == -ESRCH || err == -ESHUTDOWN;
+
+	if (fl->cmd == XDP_FLOW_CMD_RULE_DEL && err == -ENOENT)
+		err = 0;
+	/* The helper went away: whether it did the change is unknown. The
+	 * gate closes before the limit may go; the replay puts back what a
+	 * new helper must hold (RULE_DEL's id first: a work item's job).
+	 */
+	if (gone && !READ_ONCE(xdp_flow_exiting))
+		xdp_flow_gate_set(true);
+	spin_lock_bh(&xdp_flow_flight_lock);
+	if (!err || (gone && fl->cmd == XDP_FLOW_CMD_RULE_ADD)) {
+		if (fl->entry)
+			fl->entry->flight = NULL;
+		if (fl->cmd == XDP_FLOW_CMD_RULE_DEL)
+			xdp_flow_id_free(fl->id);
+		xdp_flow_flight_settle();
+		spin_unlock_bh(&xdp_flow_flight_lock);
+		kfree(fl);
+		return;
+	}
+	fl->err = err;
+	list_add_tail(&fl->list, &xdp_flow_flights_refused);
+	spin_unlock_bh(&xdp_flow_flight_lock);
+	queue_work(system_long_wq, &xdp_flow_flights_work);
+}
+
+/*
+ * Posts RULE_ADD of @entry (@cmd RULE_ADD) or RULE_DEL of its rule, which
+ * then is the flight's: the entry keeps no id. Caller holds xdp_flow_lock.
+ * Returns 0 when posted; else nothing changed (see
+ * xdp_flow_helper_post_rule()).
+ */
+static int xdp_flow_flight_post(u8 cmd, struct xdp_flow_entry *entry)
+{
+	struct xdp_flow_flight *fl;
+	int err;
+
+	fl = kzalloc(sizeof(*fl), GFP_KERNEL);
+	if (!fl)
+		return -ENOMEM;
+	fl->cmd = cmd;
+	fl->id = entry->rule.id;
+	spin_lock_bh(&xdp_flow_flight_lock);
+	if (cmd == XDP_FLOW_CMD_RULE_ADD) {
+		fl->entry = entry;
+		entry->flight = fl;
+	}
+	xdp_flow_unsettled++;
+	if (entry->rule.order < xdp_flow_flight_min) {
+		xdp_flow_flight_min = entry->rule.order;
+		xdp_flow_gate_limit_set(xdp_flow_flight_min);
+	}
+	spin_unlock_bh(&xdp_flow_flight_lock);
+
+	err = xdp_flow_helper_post_rule(cmd, fl->id,
+					cmd == XDP_FLOW_CMD_RULE_ADD ?
+					&entry->rule : NULL,
+					xdp_flow_flight_done, fl);
+	if (err) {
+		spin_lock_bh(&xdp_flow_flight_lock);
+		if (fl->entry)
+			entry->flight = NULL;
+		xdp_flow_flight_settle();
+		spin_unlock_bh(&xdp_flow_flight_lock);
+		kfree(fl);
+		return err;
+	}
+	if (cmd == XDP_FLOW_CMD_RULE_DEL)
+		entry->rule.id = XDP_FLOW_NO_ID;
+	return 0;
+}
+
+/* @entry goes: its RULE_ADD in flight no longer has anything to tell it. */
+static void xdp_flow_flight_forget(struct xdp_flow_entry *entry)
+{
+	spin_lock_bh(&xdp_flow_flight_lock);
+	if (entry->flight)
+		entry->flight->entry = NULL;
+	entry->flight = NULL;
+	spin_unlock_bh(&xdp_flow_flight_lock);
+}
+
+static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
+				  struct netlink_ext_ack *extack);
+static void xdp_flow_entry_wait(struct xdp_flow_entry *entry);
+
+/*
+ * Handles what the helper refused of the changes in flight, as if it had
+ * refused them at once; only then the limit they hold may go. Caller holds
+ * xdp_flow_lock.
+ */
+static void xdp_flow_flights_refused_handle(void)
+{
+	struct xdp_flow_flight *fl, *tmp;
+	struct xdp_flow_entry *entry;
+	LIST_HEAD(refused);
+
+	spin_lock_bh(&xdp_flow_flight_lock);
+	list_splice_init(&xdp_flow_flights_refused, &refused);
+	spin_unlock_bh(&xdp_flow_flight_lock);
+
+	list_for_each_entry_safe(fl, tmp, &refused, list) {
+		spin_lock_bh(&xdp_flow_flight_lock);
+		entry = fl->entry;
+		if (entry)
+			entry->flight = NULL;
+		spin_unlock_bh(&xdp_flow_flight_lock);
+
+		if (fl->cmd == XDP_FLOW_CMD_RULE_DEL) {
+			/* It may still be in: the next helper takes it out
+			 * first, and XDP must not act on it meanwhile.
+			 */
+			xdp_flow_id_put(fl->id, true);
+			xdp_flow_undelivered();
+		} else if (entry && entry->installed) {
+			pr_warn_ratelimited("xdp_flow: the helper refused a rule it had room for (%d); it stays in software\n",
+					    fl->err);
+			xdp_flow_entry_set_installed(entry, false);
+			xdp_flow_entry_to_software(entry);
+			entry->why = fl->err == -ENOSPC ?
+				     KBUILD_MODNAME ": no room in the XDP tables" :
+				     KBUILD_MODNAME ": the helper refused the rule";
+			if (xdp_flow_entry_install(entry, NULL))
+				xdp_flow_entry_wait(entry);
+		}
+		spin_lock_bh(&xdp_flow_flight_lock);
+		list_del(&fl->list);
+		xdp_flow_flight_settle();
+		spin_unlock_bh(&xdp_flow_flight_lock);
+		kfree(fl);
+	}
+}
+
+static void xdp_flow_flights_work_fn(struct work_struct *work)
+{
+	mutex_lock(&xdp_flow_lock);
+	xdp_flow_flights_refused_handle();
+	mutex_unlock(&xdp_flow_lock);
+}
+
+/**
+ * xdp_flow_in_flight() - rule changes the helper has not done yet
+ *
+ * Return: how many are posted and not settled.
+ */
+unsigned int xdp_flow_in_flight(void)
+{
+	unsigned int n;
+
+	spin_lock_bh(&xdp_flow_flight_lock);
+	n = xdp_flow_unsettled;
+	spin_unlock_bh(&xdp_flow_flight_lock);
+	return n;
+}
+
+/*
+ * Posts @entry's RULE_ADD when that is safe: a TC rule (nftables wants the
+ * answer in its transaction) without port ranges (they may take many flow
+ * entries), to a helper that has room for it. Caller holds xdp_flow_lock.
+ * Returns 0 when posted; else the caller installs it and waits.
+ */
+static int xdp_flow_entry_post(struct xdp_flow_entry *entry)
+{
+	int err;
+
+	if (entry->binding->nft || entry->rule.l4_src_range.max ||
+	    entry->rule.l4_dst_range.max || !xdp_flow_helper_running())
+		return -EAGAIN;
+	if (entry->rule.id == XDP_FLOW_NO_ID) {
+		err = xdp_flow_id_get();
+		if (err < 0)
+			return err;
+		entry->rule.id = err;
+	}
+	err = xdp_flow_flight_post(XDP_FLOW_CMD_RULE_ADD, entry);
+	if (err)
+		return err;
+	entry->stale = false;
+	if (xdp_flow_entry_set_installed(entry, true))
+		xdp_flow_attach_due = true;
+	return 0;
+}
+
 /* --- shields: while a rule waits for room, its device's frames go to the
  * stack from that rule's order on (see XDP_FLOW_MAX_SHIELDS)
  */
@@ -490,6 +733,10 @@ static void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry)
 	entry->base.bytes += entry->hw.bytes;
 	entry->hw.packets = 0;
 	entry->hw.bytes = 0;
+	/* Posted, the id is the flight's until the helper has it out. */
+	if (xdp_flow_helper_running() && !entry->binding->nft &&
+	    !xdp_flow_flight_post(XDP_FLOW_CMD_RULE_DEL, entry))
+		return;
 	if (xdp_flow_helper_running())
 		err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_DEL, 0,
 					   entry->rule.id, 0, NULL, NULL, NULL);
@@ -514,6 +761,9 @@ void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry)
 	struct xdp_flow_stats st = {};
 
 	if (!entry->installed || entry->kind != XDP_FLOW_ENTRY_OFFLOAD)
+		return;
+	/* Until the helper has it, its id may count for a rule before it. */
+	if (READ_ONCE(entry->flight))
 		return;
 	if (xdp_flow_counters_read(entry->rule.id, &st) &&
 	    (!xdp_flow_helper_running() ||
@@ -702,6 +952,8 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	}
 
 	if (entry->kind == XDP_FLOW_ENTRY_OFFLOAD) {
+		if (!xdp_flow_entry_post(entry))
+			return 0;
 		err = xdp_flow_entry_install(entry, report);
 		if (!err)
 			return 0;
@@ -723,7 +975,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 			     KBUILD_MODNAME ": no room in the XDP tables" :
 			     KBUILD_MODNAME ": the helper refused the rule";
 	}
-	if (xdp_flow_entry_install(entry, NULL))
+	if (xdp_flow_entry_post(entry) && xdp_flow_entry_install(entry, NULL))
 		xdp_flow_entry_wait(entry);
 	return -EOPNOTSUPP;
 }
@@ -1638,6 +1890,8 @@ int xdp_flow_replay(void)
 	int err;
 
 	mutex_lock(&xdp_flow_lock);
+	/* What the last helper refused or left, before anything else. */
+	xdp_flow_flights_refused_handle();
 	err = xdp_flow_remove_stale();
 	if (err)
 		goto out;
@@ -1797,9 +2051,12 @@ void xdp_flow_offload_exit(void)
 	/* No binding is left to ask for counters or to have any. */
 	cancel_delayed_work_sync(&xdp_flow_nft_stats_work);
 	cancel_work_sync(&xdp_flow_attach_work);
+	/* The helper is gone: every flight has had its answer. */
+	cancel_work_sync(&xdp_flow_flights_work);
 
 	rtnl_lock();
 	mutex_lock(&xdp_flow_lock);
+	xdp_flow_flights_refused_handle();
 	xa_for_each(&xdp_flow_stale_rules, index, entry)
 		xdp_flow_id_free(index);
 	xa_destroy(&xdp_flow_stale_rules);

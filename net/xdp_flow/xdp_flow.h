@@ -113,6 +113,8 @@ enum xdp_flow_entry_kind {
  *	it may match to the stack until it is in
  * @stale: a helper may hold it though the module asked for its removal
  *	(no helper answered): the next helper removes it first
+ * @flight: its RULE_ADD is posted and the helper has not done it yet
+ *	(see struct xdp_flow_flight); under xdp_flow_flight_lock
  * @rule: the rule as the helper receives it; @rule.id is ours
  * @why: why a software rule is not executed in XDP (a message of the
  *	module's own, as TC's extack gets it), for xdp-flow show
@@ -133,6 +135,7 @@ struct xdp_flow_entry {
 	bool installed;
 	bool waiting;
 	bool stale;
+	struct xdp_flow_flight *flight;
 	struct xdp_flow_rule rule;
 	const char *why;
 	struct xdp_flow_port_range l4_src_range;
@@ -170,6 +173,7 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
 int xdp_flow_replay(void);
 unsigned int xdp_flow_rule_count(void);
 unsigned int xdp_flow_ids_in_use(void);
+unsigned int xdp_flow_in_flight(void);
 void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
 /**
  * struct xdp_flow_visitor - what xdp_flow_walk_entries() calls
@@ -242,11 +246,17 @@ int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 			 struct xdp_flow_stats *stats,
 			 struct netlink_ext_ack *extack);
 int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode);
+int xdp_flow_helper_post_rule(u8 cmd, u32 rule_id,
+			      const struct xdp_flow_rule *rule,
+			      void (*posted)(void *arg, int err), void *arg);
 
 /* dpmaps.c */
 int xdp_flow_dp_maps_take(u32 prog_fd);
 int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st);
 void xdp_flow_gate_set(bool closed);
+/* No gate limit: XDP may act on rules of any order. */
+#define XDP_FLOW_NO_LIMIT	U64_MAX
+void xdp_flow_gate_limit_set(u64 order);
 bool xdp_flow_gate_is_closed(void);
 void xdp_flow_dp_maps_release(void);
 

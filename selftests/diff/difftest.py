@@ -73,6 +73,23 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _HOME_NS = os.open("/proc/self/ns/net", os.O_RDONLY)
 
 
+XF_CLI = os.environ.get("XF_CLI") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+    "xdp-flow", "xdp-flow")
+
+
+def settle_rules():
+    """tc returns before the helper has put a new rule into XDP (its frames
+    go to the stack until then): wait for that, so that frames meet every
+    rule where it is going to run and XDP's share is measured."""
+    if not os.path.isdir("/sys/module/xdp_flow"):
+        return
+    p = subprocess.run([XF_CLI, "wait"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode:
+        raise RuntimeError("xdp-flow wait: " + p.stderr.strip())
+
+
 def setns(name):
     """Enters a named namespace, or (None) the one this process began in."""
     path = "/run/netns/" + name if name else "/proc/self/fd/%d" % _HOME_NS
@@ -1101,6 +1118,7 @@ def run(args):
                 _, err, _ = tc_batch(cmds)
                 for m in re.finditer(r"Command failed -:(\d+)", err):
                     failed.add(int(m.group(1)) - 1)
+                settle_rules()
             ph.done("rules")
             for i, (n, s) in enumerate(owner):
                 tc_err[(n, rnd_i, s)].append(i not in failed)

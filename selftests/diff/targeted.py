@@ -300,6 +300,7 @@ class Rig:
 
     def send(self, side, frames):
         seen = {}
+        dt.settle_rules()
         for _, b in frames:
             self.socks.send[(0, side)].send(b)
         self.socks.drain(100, 10, seen)
@@ -377,9 +378,7 @@ def match_case(rig, name, kind, proto, matches, hit, miss):
                "up the stack" % matches)
 
 
-XDP_FLOW = os.environ.get("XF_CLI") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
-    "xdp-flow", "xdp-flow")
+XDP_FLOW = dt.XF_CLI
 
 
 def squash(kinds):

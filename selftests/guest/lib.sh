@@ -243,6 +243,16 @@ ns_tx_packets()
 	fi
 }
 
+# xf_settle_rules: tc returns before the helper has put a new rule into
+# XDP (frames the change may concern go to the stack until then): wait
+# for that (xdp-flow wait) when the module is loaded, so that traffic meets
+# every rule where it is going to run.
+xf_settle_rules()
+{
+	[ -d /sys/module/xdp_flow ] || return 0
+	"$XF_CLI" wait >/dev/null
+}
+
 # send_udp <ns> <dst> <count> [dport] [payload_bytes] [sport]: send exactly
 # <count> UDP datagrams from namespace <ns> ("" = root) to <dst> (IPv4 or
 # IPv6), from one socket (one 5-tuple), unconnected so that ICMP errors
@@ -255,6 +265,7 @@ send_udp()
 	local -a pre=()
 
 	[ -n "$ns" ] && pre=(ip netns exec "$ns")
+	xf_settle_rules || return 1
 	"${pre[@]}" "$XF_PYTHON" -c '
 import socket, sys, time
 dst, count, dport, size, sport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])

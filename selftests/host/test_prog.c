@@ -680,6 +680,46 @@ static void test_prio_in_place(void)
 	del_all();
 }
 
+/* The module's word in the gate: 0, or 1 + the lowest order XDP may not
+ * act on (XDP_FLOW_GATE_CLOSED: none).
+ */
+static void gate_set(__u64 word)
+{
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.xf_gate), &(__u32){ 0 },
+				&word, BPF_ANY))
+		fail("cannot write the gate: %s", strerror(errno));
+}
+
+/*
+ * While rule changes are in flight, the module sets the gate's limit to the
+ * lowest order among them: frames whose rule has that order or a higher
+ * one go to the stack uncounted, frames of rules before it are decided in
+ * XDP.
+ */
+static void test_gate(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 53);
+	struct frame g = udp4("10.9.9.9", "10.0.0.2", 1, 53);
+	struct frame h = udp4("10.9.9.9", "10.0.0.3", 1, 53);
+
+	add("id=1 prio=2 dev=%d dst_ip=10.0.0.1 action=drop", IFINDEX);
+	add("id=2 prio=5 dev=%d dst_ip=10.0.0.2 action=drop", IFINDEX);
+	add("id=3 prio=7 dev=%d ip_proto=udp dst_port=53 action=drop",
+	    IFINDEX);
+	gate_set((5ULL << 32) + 1);
+	expect("rule before the limit", &f, XDP_DROP, 1, 1, tcb(&f));
+	expect("rule at the limit", &g, XDP_PASS, 2, 0, 0);
+	expect("rule after the limit", &h, XDP_PASS, 3, 0, 0);
+	gate_set((5ULL << 32) + 2);
+	expect("limit just above the rule", &g, XDP_DROP, 2, 1, tcb(&g));
+	gate_set(XDP_FLOW_GATE_CLOSED);
+	expect("closed", &f, XDP_PASS, 1, 0, 0);
+	gate_set(XDP_FLOW_GATE_OPEN);
+	expect("open again", &h, XDP_DROP, 3, 1, tcb(&h));
+	log_test("the gate's limit: rules from its order on go to the stack");
+	del_all();
+}
+
 static void test_same_key(void)
 {
 	struct frame f = udp4("10.9.9.9", "10.0.0.9", 1, 2);
@@ -1209,6 +1249,7 @@ static void test_all(void)
 	test_prio(false);
 	test_prio(true);
 	test_prio_in_place();
+	test_gate();
 	test_same_key();
 	test_emc();
 	test_software();

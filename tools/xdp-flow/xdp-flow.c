@@ -6,6 +6,7 @@
  *   xdp-flow [-j [-p]] disable dev DEV
  *   xdp-flow [-j [-p]] status
  *   xdp-flow [-j [-p]] show [dev DEV]
+ *   xdp-flow wait [timeout SECONDS]
  *
  * It speaks the module's generic netlink family (include/uapi/linux/
  * xdp_flow.h) through libnl-genl. See README.md for the output formats.
@@ -214,6 +215,8 @@ static void usage(FILE *f)
 		"  disable dev DEV                  stop offloading; rules stay in software\n"
 		"  status                           helper state and enabled devices\n"
 		"  show [dev DEV]                   offloaded rules with their counters\n"
+		"  wait [timeout SECONDS]           until the helper has done every rule\n"
+		"                                   change TC made (default 10 s)\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json     JSON output\n"
@@ -552,7 +555,7 @@ struct status {
 	bool have;
 	bool to_stack;
 	uint32_t helper_state, helper_pid, helper_restarts, rule_count;
-	uint32_t rule_ids;
+	uint32_t rule_ids, in_flight;
 };
 
 static uint32_t attr_u32(struct nlattr **tb, int type, uint32_t dflt)
@@ -570,6 +573,7 @@ static int status_handler(struct nlattr **tb, void *arg)
 	st->helper_restarts = attr_u32(tb, XDP_FLOW_ATTR_HELPER_RESTARTS, 0);
 	st->rule_count = attr_u32(tb, XDP_FLOW_ATTR_RULE_COUNT, 0);
 	st->rule_ids = attr_u32(tb, XDP_FLOW_ATTR_RULE_IDS, 0);
+	st->in_flight = attr_u32(tb, XDP_FLOW_ATTR_IN_FLIGHT, 0);
 	st->to_stack = tb[XDP_FLOW_ATTR_TO_STACK] != NULL;
 	return 0;
 }
@@ -638,23 +642,35 @@ static int dev_handler(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+/* Fills @st from STATUS_GET; returns 0, or 1 after saying why not. */
+static int status_get(struct xf_ctx *ctx, const char *what, struct status *st)
+{
+	struct xf_req req = { 0 };
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	req.handler = status_handler;
+	req.arg = st;
+	err = xf_request(ctx, XDP_FLOW_CMD_STATUS_GET, false, 0, -1, &req);
+	if (err) {
+		xf_report(what, err, &req);
+		return 1;
+	}
+	if (!st->have) {
+		err_msg("%s: the module sent no status", what);
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_status(struct xf_ctx *ctx)
 {
 	struct xf_req req = { 0 };
-	struct status st = { 0 };
+	struct status st;
 	int err;
 
-	req.handler = status_handler;
-	req.arg = &st;
-	err = xf_request(ctx, XDP_FLOW_CMD_STATUS_GET, false, 0, -1, &req);
-	if (err) {
-		xf_report("status", err, &req);
+	if (status_get(ctx, "status", &st))
 		return 1;
-	}
-	if (!st.have) {
-		err_msg("status: the module sent no status");
-		return 1;
-	}
 
 	if (json) {
 		jw_obj_open(NULL);
@@ -663,6 +679,7 @@ static int cmd_status(struct xf_ctx *ctx)
 		jw_u64("helper_restarts", st.helper_restarts);
 		jw_u64("rule_count", st.rule_count);
 		jw_u64("rule_ids", st.rule_ids);
+		jw_u64("in_flight", st.in_flight);
 		jw_bool("to_stack", st.to_stack);
 		jw_arr_open("devices");
 	} else {
@@ -673,6 +690,9 @@ static int cmd_status(struct xf_ctx *ctx)
 		       st.helper_restarts == 1 ? "" : "s");
 		printf("rules: %u in XDP; rule ids: %u of %u in use\n",
 		       st.rule_count, st.rule_ids, XDP_FLOW_MAX_RULES);
+		if (st.in_flight)
+			printf("rule changes in flight: %u (what they may match goes to the stack until the helper has done them)\n",
+			       st.in_flight);
 		if (st.to_stack)
 			printf("datapath: every frame goes to the stack until a helper has replayed the rules\n");
 		printf("devices:\n");
@@ -1263,6 +1283,34 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+/*
+ * wait: until no rule change is in flight. TC's `tc filter add` returns
+ * once XDP can no longer act against the change; the helper puts the rule
+ * into XDP a moment later. Scripts that must see a rule act in XDP (its
+ * hardware counters move) wait for that here.
+ */
+static int cmd_wait(struct xf_ctx *ctx, unsigned int timeout_s)
+{
+	struct timespec start, now, pause = { 0, 2 * 1000 * 1000 };
+	struct status st;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (status_get(ctx, "wait", &st))
+			return 1;
+		if (!st.in_flight)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= (time_t)timeout_s) {
+			err_msg("wait: %u rule change%s still in flight after %u s",
+				st.in_flight, st.in_flight == 1 ? "" : "s",
+				timeout_s);
+			return 1;
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
 static int cmd_show(struct xf_ctx *ctx, int ifindex)
 {
 	struct xf_req req = { 0 };
@@ -1305,7 +1353,9 @@ int main(int argc, char **argv)
 	const char *hook = NULL;
 	struct xf_ctx ctx = { 0 };
 	int c, ret, ifindex = 0;
-	enum { ENABLE, DISABLE, STATUS, SHOW } what;
+	unsigned int timeout_s = 10;
+	bool have_timeout = false;
+	enum { ENABLE, DISABLE, STATUS, SHOW, WAIT } what;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+jph", opts, NULL)) != -1) {
@@ -1344,12 +1394,32 @@ int main(int argc, char **argv)
 		what = STATUS;
 	} else if (is_cmd(cmd, "show") && strlen(cmd) >= 2) {
 		what = SHOW;
+	} else if (!strcmp(cmd, "wait")) {
+		what = WAIT;
 	} else {
 		return usage_err("unknown command '%s'", cmd);
 	}
 
 	while (argc > 0) {
-		if (!strcmp(argv[0], "dev") && what != STATUS) {
+		if (what == WAIT && !strcmp(argv[0], "timeout")) {
+			char *end;
+			unsigned long v;
+
+			if (argc < 2)
+				return usage_err("'timeout' needs a number of seconds");
+			if (have_timeout)
+				return usage_err("'timeout' given twice");
+			errno = 0;
+			v = strtoul(argv[1], &end, 10);
+			if (errno || end == argv[1] || *end || v > 3600 ||
+			    argv[1][0] == '-')
+				return usage_err("invalid timeout '%s' (0-3600 seconds)", argv[1]);
+			timeout_s = v;
+			have_timeout = true;
+			argc -= 2;
+			argv += 2;
+		} else if (!strcmp(argv[0], "dev") && what != STATUS &&
+			   what != WAIT) {
 			if (argc < 2)
 				return usage_err("'dev' needs a device name");
 			if (dev)
@@ -1417,6 +1487,9 @@ int main(int argc, char **argv)
 		break;
 	case STATUS:
 		ret = cmd_status(&ctx);
+		break;
+	case WAIT:
+		ret = cmd_wait(&ctx, timeout_s);
 		break;
 	case SHOW:
 	default:

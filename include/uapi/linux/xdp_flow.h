@@ -27,7 +27,7 @@
  *                                        had no room for it)
  *   STATUS_GET                           HELPER_STATE HELPER_PID
  *                                        HELPER_RESTARTS RULE_COUNT
- *                                        [TO_STACK]
+ *                                        RULE_IDS IN_FLIGHT [TO_STACK]
  *
  * helper -> module (HELLO over the family, accepted only from the process
  * the module started, which it identifies itself; REPLY, in the family's
@@ -41,7 +41,10 @@
  *                                        DEV_ATTACH for each enabled device,
  *                                        RULE_ADD for each rule in ascending
  *                                        order, then SYNC.
- *   REPLY  SEQ ERROR [MSG] [STATS]       the answer to one module request
+ *   REPLY  SEQ ERROR [MSG] [STATS]       the answer to one module request;
+ *          [ROOM]                        RULE_ADD, RULE_DEL and SYNC also
+ *                                        say what the tables have free
+ *                                        after it (struct xdp_flow_room)
  *
  * module -> helper (unicast to the port that sent HELLO; each carries SEQ
  * and is answered by exactly one REPLY with the same SEQ; the helper takes
@@ -79,7 +82,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	10
+#define XDP_FLOW_ABI_VERSION	11
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 #define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
@@ -112,13 +115,20 @@
 #define XDP_FLOW_PIN_DIR	"/sys/fs/bpf/xdp_flow"
 
 /*
- * The gate: a map of the XDP program (an array of one __u32) that only the
+ * The gate: a map of the XDP program (an array of one __u64) that only the
  * module writes; it finds it by this name among the maps of the program
- * the helper names in HELLO (PROG_FD). While it is not zero, every frame
- * goes to the stack: the module closes it when a rule change reaches no
- * helper, and opens it when a helper has replayed every rule.
+ * the helper names in HELLO (PROG_FD). 0: XDP acts on every rule it holds.
+ * Otherwise 1 + the lowest order XDP may not act on: a frame whose rule
+ * (or a rule on its way through goto chains) has that order or a higher
+ * one goes to the stack, and 1 sends every frame there. The module lowers
+ * it to the order of each rule change it sent that the helper has not done
+ * yet (XDP never acts on tables that lack a change TC has made), sets it
+ * to 1 when a rule change reaches no helper, and back to 0 when nothing is
+ * pending.
  */
 #define XDP_FLOW_GATE_NAME	"xf_gate"
+#define XDP_FLOW_GATE_OPEN	0ULL
+#define XDP_FLOW_GATE_CLOSED	1ULL
 
 /*
  * The counters: a per-CPU array of the XDP program, by rule id, of struct
@@ -365,6 +375,20 @@ struct xdp_flow_stats {
 	__u64	lastused_ns;
 };
 
+/**
+ * struct xdp_flow_room - what the helper's tables have free
+ * @masks: masks a rule may still take
+ * @flows: flow entries rules may still take
+ *
+ * A rule without port ranges takes at most one of each: the module sends
+ * such rules without waiting for the reply while the room it last heard
+ * of, less the rules it sent since, holds them.
+ */
+struct xdp_flow_room {
+	__u32	masks;
+	__u32	flows;
+};
+
 /*
  * Where the datapath runs on a device (the hook). XDP_MODE_AUTO only in
  * DEV_ENABLE: the module picks TC where frames arrive as skbs anyway
@@ -456,6 +480,14 @@ enum xdp_flow_attr {
 	XDP_FLOW_ATTR_RULE_IDS,		/* u32, STATUS_GET: rule ids in use
 					 * (of XDP_FLOW_MAX_RULES): enabled
 					 * devices' rules and shields
+					 */
+	XDP_FLOW_ATTR_ROOM,		/* binary, REPLY: struct
+					 * xdp_flow_room
+					 */
+	XDP_FLOW_ATTR_IN_FLIGHT,	/* u32, STATUS_GET: rule changes TC
+					 * made that the helper has not done
+					 * yet (what they may match goes to
+					 * the stack meanwhile)
 					 */
 	__XDP_FLOW_ATTR_MAX,
 };

@@ -39,6 +39,10 @@ expect_rc 2 "unexpected argument 'bogus'" enable dev lo bogus
 expect_rc 2 "unexpected argument 'generic'" disable dev lo generic
 expect_rc 2 "unexpected argument 'dev'" status dev lo
 expect_rc 2 "invalid device name" enable dev 0123456789abcdefXYZ
+expect_rc 2 "'timeout' needs a number of seconds" wait timeout
+expect_rc 2 "invalid timeout 'x'" wait timeout x
+expect_rc 2 "invalid timeout '-1'" wait timeout -1
+expect_rc 2 "unexpected argument 'dev'" wait dev lo
 expect_rc 0 "" -h
 expect_rc 1 "unknown device 'nosuchdev0'" enable dev nosuchdev0
 expect_rc 1 "unknown device 'nosuchdev0'" show dev nosuchdev0
@@ -49,6 +53,7 @@ else
 	expect_rc 1 "the xdp_flow module is not loaded (modprobe xdp_flow)" status
 	expect_rc 1 "the xdp_flow module is not loaded (modprobe xdp_flow)" -j show
 	expect_rc 1 "the xdp_flow module is not loaded (modprobe xdp_flow)" enable dev lo generic
+	expect_rc 1 "the xdp_flow module is not loaded (modprobe xdp_flow)" wait
 	out=$($CLI -j status 2>/dev/null)
 	if [ -z "$out" ]; then ok "no JSON on stdout on error"; else nok "no JSON on stdout on error" "$out"; fi
 fi
