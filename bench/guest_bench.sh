@@ -49,8 +49,9 @@
 #            drop) through `tc -b`: with xdp_flow enabled on the device
 #            and not, interleaved, in each prio order of
 #            XF_BENCH_RATE_ORDERS (default "one asc desc random": all
-#            pref 10, ascending, descending, shuffled); then deleting the
-#            qdisc.
+#            pref 10, ascending, descending, shuffled); with xdp_flow
+#            also until every rule is in XDP (`xdp-flow wait` after tc
+#            returns: in_xdp_s); then deleting the qdisc.
 #   ping     Two namespaces on an OVS bridge: the round trip of a first
 #            ping (datapath flows flushed before it: upcall, flow set-up)
 #            and of the ping after it, with hw-offload off and on
@@ -1078,6 +1079,13 @@ section_rate()
 			fi
 			n=$NRULES
 			if [ $cfg = xdp_flow ]; then
+				# tc returns before the helper has put the last
+				# rules into XDP: the time until all are there
+				"$XF_CLI" wait timeout 600 ||
+					note rate "xdp_flow $order: xdp-flow wait failed"
+				now
+				rate[$cfg.$order.in_xdp]=$(calc "($NOW - $t0) / 1e6")
+				csv rate "$cfg" "in_xdp_s_$order" "${rate[$cfg.$order.in_xdp]}" s
 				n=$(xf_dev_rules $d)
 				[ "$n" = "$NRULES" ] ||
 					note rate "xdp_flow $order: xdp-flow status counts ${n:-?} rules on $d, not $NRULES"
@@ -1122,6 +1130,11 @@ section_rate()
 				r=$(calc "${rate[$cfg.$order]} / ${rate[tc_flower.$order]}")
 				csv rate "$cfg" "ratio_to_tc_flower_$order" "$r" ratio
 				r=$(printf '%.2f' "$r")
+			fi
+			if [ -n "${rate[$cfg.$order.in_xdp]:-}" ] &&
+			   [ -n "${rate[tc_flower.$order]:-}" ]; then
+				csv rate "$cfg" "in_xdp_ratio_to_tc_flower_$order" \
+					"$(calc "$NRULES / ${rate[$cfg.$order.in_xdp]} / ${rate[tc_flower.$order]}")" ratio
 			fi
 			sum "$(printf '%s %10s %10.2f %14s' "${rate[$cfg.$order.line]}" "$r" "${rate[$cfg.$order.del]}" "${rate[$cfg.$order.empty]:--}")"
 		done

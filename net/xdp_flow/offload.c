@@ -421,8 +421,9 @@ static void xdp_flow_flight_done(void *arg, int err)
 	/* The helper went away: whether it did the change is unknown. The
 	 * gate closes before the limit may go; the replay puts back what a
 	 * new helper must hold (RULE_DEL's id first: a work item's job).
+	 * -ESHUTDOWN: the module is going, and the datapath with it.
 	 */
-	if (gone && !READ_ONCE(xdp_flow_exiting))
+	if (err == -ESRCH)
 		xdp_flow_gate_set(true);
 	spin_lock_bh(&xdp_flow_flight_lock);
 	if (!err || (gone && fl->cmd == XDP_FLOW_CMD_RULE_ADD)) {
@@ -571,16 +572,17 @@ unsigned int xdp_flow_in_flight(void)
 }
 
 /*
- * Posts @entry's RULE_ADD when that is safe: a TC rule (nftables wants the
- * answer in its transaction) without port ranges (they may take many flow
- * entries), to a helper that has room for it. Caller holds xdp_flow_lock.
- * Returns 0 when posted; else the caller installs it and waits.
+ * Posts @entry's RULE_ADD when that is safe: a rule without port ranges
+ * (they may take many flow entries), to a helper that has room for it; an
+ * nftables rule only outside nftables' transaction (@offer false: in a
+ * replay), which wants the answer. Caller holds xdp_flow_lock. Returns 0
+ * when posted; else the caller installs it and waits.
  */
-static int xdp_flow_entry_post(struct xdp_flow_entry *entry)
+static int xdp_flow_entry_post(struct xdp_flow_entry *entry, bool offer)
 {
 	int err;
 
-	if (entry->binding->nft || entry->rule.l4_src_range.max ||
+	if ((offer && entry->binding->nft) || entry->rule.l4_src_range.max ||
 	    entry->rule.l4_dst_range.max || !xdp_flow_helper_running())
 		return -EAGAIN;
 	if (entry->rule.id == XDP_FLOW_NO_ID) {
@@ -952,7 +954,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	}
 
 	if (entry->kind == XDP_FLOW_ENTRY_OFFLOAD) {
-		if (!xdp_flow_entry_post(entry))
+		if (!xdp_flow_entry_post(entry, true))
 			return 0;
 		err = xdp_flow_entry_install(entry, report);
 		if (!err)
@@ -975,7 +977,8 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 			     KBUILD_MODNAME ": no room in the XDP tables" :
 			     KBUILD_MODNAME ": the helper refused the rule";
 	}
-	if (xdp_flow_entry_post(entry) && xdp_flow_entry_install(entry, NULL))
+	if (xdp_flow_entry_post(entry, true) &&
+	    xdp_flow_entry_install(entry, NULL))
 		xdp_flow_entry_wait(entry);
 	return -EOPNOTSUPP;
 }
@@ -1471,6 +1474,11 @@ static int xdp_flow_install_all(int ifindex)
 			break;
 		}
 		xdp_flow_entry_set_installed(arr[i], false);
+		/* Posted: XDP acts only on what comes before the first rule
+		 * not in yet (the gate's limit), as when waiting for each.
+		 */
+		if (!xdp_flow_entry_post(arr[i], false))
+			continue;
 		err = xdp_flow_entry_install(arr[i], NULL);
 		if (err) {
 			xdp_flow_entry_wait(arr[i]);
