@@ -54,8 +54,9 @@
 #            returns: in_xdp_s); then deleting the qdisc.
 #   ping     Two namespaces on an OVS bridge: the round trip of a first
 #            ping (datapath flows flushed before it: upcall, flow set-up)
-#            and of the ping after it, with hw-offload off and on
-#            (xdp_flow enabled on the ports).
+#            and of the ping after it, with hw-offload off, on without
+#            xdp_flow (on_sw: TC flower in software) and on (xdp_flow
+#            enabled on the ports).
 #   scale    XF_BENCH_SCALE_RULES (100000) rules (one prio, distinct
 #            dst_ip, action drop) through `tc -b`, with xdp_flow and
 #            without: the time to add them, `tc -s filter show`,
@@ -1309,12 +1310,19 @@ section_ping()
 	fi
 	ping_topo || { note ping "cannot build the namespaces"; ping_cleanup; return 1; }
 
-	# off: software OVS; on: hw-offload with xdp_flow's default hook
-	# (auto: tc on these veths where the kernel has tcx); on_xdp: hook xdp.
-	for off in off on on_xdp; do
+	# off: software OVS; on_sw: hw-offload without xdp_flow (the flows
+	# are TC flower rules in software); on: hw-offload with xdp_flow's
+	# default hook (auto: tc on these veths where the kernel has tcx);
+	# on_xdp: hook xdp.
+	for off in off on_sw on on_xdp; do
 		mode=true
 		[ $off = off ] && mode=false
-		if [ $mode = true ]; then
+		if [ $off = on_sw ]; then
+			ovs_stop
+			OVS_RUNNING=0
+			"$XF_CLI" disable dev op1 >/dev/null 2>&1
+			"$XF_CLI" disable dev op2 >/dev/null 2>&1
+		elif [ $mode = true ]; then
 			if [ "$XF_READY" != 1 ]; then
 				note ping "hw-offload on: the xdp_flow module or its helper is not running"
 				break
@@ -1393,7 +1401,7 @@ section_ping()
 	sum ""
 	sum "ping: two namespaces on an OVS bridge; the first ping after revalidator/purge (upcall, flows set up) and the next; median ms of $PING_REPS"
 	sum "$(printf '  %-14s %10s %10s %10s %s' hw-offload 'first' 'second' 'ratio' 'flows offloaded after')"
-	for off in off on on_xdp; do
+	for off in off on_sw on on_xdp; do
 		[ -n "${first[$off]:-}" ] || continue
 		# shellcheck disable=SC2086
 		f=$(median ${first[$off]})
@@ -1408,12 +1416,17 @@ section_ping()
 			csv ping "hw_offload_$off" first_ratio_to_off "$r" ratio
 			r=$(printf '%.2f' "$r")
 		fi
+		if [ -n "${first[on_sw]:-}" ] && [ $off != off ]; then
+			# shellcheck disable=SC2086
+			csv ping "hw_offload_$off" first_ratio_to_on_sw \
+				"$(calc "$f / $(median ${first[on_sw]})")" ratio
+		fi
 		sum "$(printf '  %-14s %10s %10s %10s %s' "$off" "$f" "$n" "$r" "${oflows[$off]:-0}")"
 	done
 	sum ""
 	sum "tcp: an iperf3 TCP stream between the namespaces through the bridge, median of $REPS x ${SECS}s"
 	sum "$(printf '  %-14s %10s %10s' hw-offload 'Gbit/s' 'ratio')"
-	for off in off on on_xdp; do
+	for off in off on_sw on on_xdp; do
 		[ -n "${tcp[$off]:-}" ] || continue
 		# shellcheck disable=SC2086
 		f=$(median ${tcp[$off]})

@@ -246,10 +246,11 @@ ns_tx_packets()
 # xf_settle_rules: tc returns before the helper has put a new rule into
 # XDP (frames the change may concern go to the stack until then): wait
 # for that (xdp-flow wait) when the module is loaded, so that traffic meets
-# every rule where it is going to run.
+# every rule where it is going to run. XF_NO_SETTLE=1: send at once (a test
+# of the changes in flight).
 xf_settle_rules()
 {
-	[ -d /sys/module/xdp_flow ] || return 0
+	[ -d /sys/module/xdp_flow ] && [ -z "${XF_NO_SETTLE:-}" ] || return 0
 	"$XF_CLI" wait >/dev/null
 }
 
