@@ -282,7 +282,13 @@ static bool xdp_flow_range_conflict(const struct xdp_flow_entry *entry)
 }
 
 static void xdp_flow_attach_work_fn(struct work_struct *work);
-static DECLARE_WORK(xdp_flow_attach_work, xdp_flow_attach_work_fn);
+static DECLARE_DELAYED_WORK(xdp_flow_attach_work, xdp_flow_attach_work_fn);
+/*
+ * A device keeps its datapath this long after its last offloaded rule
+ * went: OVS deletes flows and adds them again, and the first rule of a
+ * device without a datapath waits for the attach.
+ */
+#define XDP_FLOW_LINGER_MS	1000
 /* Passes of the attach work that left nothing to do, for waiters. */
 static atomic_t xdp_flow_attach_passes = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(xdp_flow_attach_wq);
@@ -315,8 +321,15 @@ static bool xdp_flow_entry_set_installed(struct xdp_flow_entry *entry,
 		xdev->nr_offloaded--;
 	if (!xdev->nr_offloaded == !xdev->attached)
 		return false;
-	queue_work(system_long_wq, &xdp_flow_attach_work);
-	return installed;
+	if (!installed) {
+		/* The last one went: detach after the linger. */
+		xdev->idle_since = jiffies;
+		queue_delayed_work(system_long_wq, &xdp_flow_attach_work,
+				   msecs_to_jiffies(XDP_FLOW_LINGER_MS));
+		return false;
+	}
+	mod_delayed_work(system_long_wq, &xdp_flow_attach_work, 0);
+	return true;
 }
 
 static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
@@ -1061,6 +1074,8 @@ static void xdp_flow_nft_refused(struct xdp_flow_binding *b,
  */
 static void xdp_flow_attach_work_fn(struct work_struct *work)
 {
+	unsigned long linger = msecs_to_jiffies(XDP_FLOW_LINGER_MS);
+	unsigned long later;
 	struct xdp_flow_dev *xdev;
 	bool attach = false;
 	int ifindex, err;
@@ -1068,11 +1083,21 @@ static void xdp_flow_attach_work_fn(struct work_struct *work)
 
 	for (;;) {
 		ifindex = 0;
+		later = 0;
 		mutex_lock(&xdp_flow_lock);
 		list_for_each_entry(xdev, &xdp_flow_devs, list) {
 			attach = xdev->nr_offloaded;
 			if (attach == xdev->attached)
 				continue;
+			/* Idle, but not for the linger yet: come back then. */
+			if (!attach &&
+			    time_before(jiffies, xdev->idle_since + linger)) {
+				unsigned long left = xdev->idle_since + linger -
+						     jiffies;
+
+				later = later ? min(later, left) : left;
+				continue;
+			}
 			ifindex = xdev->ifindex;
 			mode = xdev->xdp_mode;
 			xdev->attached = attach;
@@ -1083,6 +1108,9 @@ static void xdp_flow_attach_work_fn(struct work_struct *work)
 		}
 		mutex_unlock(&xdp_flow_lock);
 		if (!ifindex) {
+			if (later)
+				queue_delayed_work(system_long_wq,
+						   &xdp_flow_attach_work, later);
 			atomic_inc(&xdp_flow_attach_passes);
 			wake_up_all(&xdp_flow_attach_wq);
 			return;
@@ -1831,7 +1859,7 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 	xdp_flow_retry_waiting();
 	mutex_unlock(&xdp_flow_lock);
 	/* An attach of this device in flight lands before our detach. */
-	flush_work(&xdp_flow_attach_work);
+	flush_delayed_work(&xdp_flow_attach_work);
 
 	rtnl_lock();
 	dev = __dev_get_by_index(&init_net, ifindex);
@@ -2058,7 +2086,7 @@ void xdp_flow_offload_exit(void)
 	unregister_netdevice_notifier(&xdp_flow_netdev_nb);
 	/* No binding is left to ask for counters or to have any. */
 	cancel_delayed_work_sync(&xdp_flow_nft_stats_work);
-	cancel_work_sync(&xdp_flow_attach_work);
+	cancel_delayed_work_sync(&xdp_flow_attach_work);
 	/* The helper is gone: every flight has had its answer. */
 	cancel_work_sync(&xdp_flow_flights_work);
 

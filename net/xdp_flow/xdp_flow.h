@@ -29,7 +29,9 @@ extern struct mutex xdp_flow_lock;
  * @err: the helper's error when @state is XDP_FLOW_DEV_STATE_ERROR
  * @nr_offloaded: offloaded rules installed for the device
  * @attached: the datapath is (being) attached: the device had offloaded
- *	rules when xdp_flow_attach_work last looked
+ *	rules when xdp_flow_attach_work last looked, or lost the last one
+ *	less than XDP_FLOW_LINGER_MS before
+ * @idle_since: when the device lost its last offloaded rule (jiffies)
  * @peer_tx_off: VLAN insertion and checksum offloads turned off on the
  *	device's veth peer while offload is enabled (XDP_FLOW_PEER_TX_OFF
  *	bits), to restore
@@ -49,6 +51,7 @@ struct xdp_flow_dev {
 	int err;
 	unsigned int nr_offloaded;
 	bool attached;
+	unsigned long idle_since;
 	netdev_features_t peer_tx_off;
 	u32 shield_id;
 	u64 shield_order;
