@@ -332,21 +332,40 @@ static bool xdp_flow_entry_set_installed(struct xdp_flow_entry *entry,
 	return true;
 }
 
+/*
+ * Gives @entry a rule id at its first install, kept until the device's
+ * offload ends: a rule that finds none waits, as for a full table.
+ */
+static int xdp_flow_entry_take_id(struct xdp_flow_entry *entry)
+{
+	int id;
+
+	if (entry->rule.id != XDP_FLOW_NO_ID)
+		return 0;
+	id = xdp_flow_id_get();
+	if (id < 0)
+		return id;
+	entry->rule.id = id;
+	return 0;
+}
+
+/* The helper has @entry, or will have it before any later request. */
+static void xdp_flow_entry_now_installed(struct xdp_flow_entry *entry)
+{
+	entry->stale = false;
+	if (xdp_flow_entry_set_installed(entry, true))
+		xdp_flow_attach_due = true;
+}
+
 static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 				  struct netlink_ext_ack *extack)
 {
 	int err;
 
-	/* Taken here, at its first install, and kept until the device's
-	 * offload ends: a rule that finds none waits, as for a full table.
-	 */
-	if (entry->rule.id == XDP_FLOW_NO_ID) {
-		err = xdp_flow_id_get();
-		if (err < 0) {
-			NL_SET_ERR_MSG_MOD(extack, "no free rule id");
-			return err;
-		}
-		entry->rule.id = err;
+	err = xdp_flow_entry_take_id(entry);
+	if (err) {
+		NL_SET_ERR_MSG_MOD(extack, "no free rule id");
+		return err;
 	}
 	err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, &entry->rule,
 				   NULL, extack);
@@ -364,11 +383,18 @@ static int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 	}
 	if (err)
 		return err;
-	entry->stale = false;
-	if (xdp_flow_entry_set_installed(entry, true))
-		xdp_flow_attach_due = true;
+	xdp_flow_entry_now_installed(entry);
 	xdp_flow_entry_unwait(entry);
 	return 0;
+}
+
+/* The helper refused @entry with @err: TC runs it, and says why. */
+static void xdp_flow_entry_refused(struct xdp_flow_entry *entry, int err)
+{
+	xdp_flow_entry_to_software(entry);
+	entry->why = err == -ENOSPC ?
+		     KBUILD_MODNAME ": no room in the XDP tables" :
+		     KBUILD_MODNAME ": the helper refused the rule";
 }
 
 /* --- rule changes in flight: TC goes on while the helper does them ---
@@ -547,10 +573,7 @@ static void xdp_flow_flights_refused_handle(void)
 			pr_warn_ratelimited("xdp_flow: the helper refused a rule it had room for (%d); it stays in software\n",
 					    fl->err);
 			xdp_flow_entry_set_installed(entry, false);
-			xdp_flow_entry_to_software(entry);
-			entry->why = fl->err == -ENOSPC ?
-				     KBUILD_MODNAME ": no room in the XDP tables" :
-				     KBUILD_MODNAME ": the helper refused the rule";
+			xdp_flow_entry_refused(entry, fl->err);
 			if (xdp_flow_entry_install(entry, NULL))
 				xdp_flow_entry_wait(entry);
 		}
@@ -598,18 +621,13 @@ static int xdp_flow_entry_post(struct xdp_flow_entry *entry, bool offer)
 	if ((offer && entry->binding->nft) || entry->rule.l4_src_range.max ||
 	    entry->rule.l4_dst_range.max || !xdp_flow_helper_running())
 		return -EAGAIN;
-	if (entry->rule.id == XDP_FLOW_NO_ID) {
-		err = xdp_flow_id_get();
-		if (err < 0)
-			return err;
-		entry->rule.id = err;
-	}
+	err = xdp_flow_entry_take_id(entry);
+	if (err)
+		return err;
 	err = xdp_flow_flight_post(XDP_FLOW_CMD_RULE_ADD, entry);
 	if (err)
 		return err;
-	entry->stale = false;
-	if (xdp_flow_entry_set_installed(entry, true))
-		xdp_flow_attach_due = true;
+	xdp_flow_entry_now_installed(entry);
 	return 0;
 }
 
@@ -748,13 +766,14 @@ static void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry)
 	entry->base.bytes += entry->hw.bytes;
 	entry->hw.packets = 0;
 	entry->hw.bytes = 0;
-	/* Posted, the id is the flight's until the helper has it out. */
-	if (xdp_flow_helper_running() && !entry->binding->nft &&
-	    !xdp_flow_flight_post(XDP_FLOW_CMD_RULE_DEL, entry))
-		return;
-	if (xdp_flow_helper_running())
+	if (xdp_flow_helper_running()) {
+		/* Posted, the id is the flight's until the helper has it out. */
+		if (!entry->binding->nft &&
+		    !xdp_flow_flight_post(XDP_FLOW_CMD_RULE_DEL, entry))
+			return;
 		err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_DEL, 0,
 					   entry->rule.id, 0, NULL, NULL, NULL);
+	}
 	/* No helper took it out: the next one does, first thing. */
 	if (err && err != -ENOENT) {
 		entry->stale = true;
@@ -985,10 +1004,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		/* The helper refused it (a full table, say): keep it in
 		 * software, and keep what may match it out of XDP.
 		 */
-		xdp_flow_entry_to_software(entry);
-		entry->why = err == -ENOSPC ?
-			     KBUILD_MODNAME ": no room in the XDP tables" :
-			     KBUILD_MODNAME ": the helper refused the rule";
+		xdp_flow_entry_refused(entry, err);
 	}
 	if (xdp_flow_entry_post(entry, true) &&
 	    xdp_flow_entry_install(entry, NULL))
