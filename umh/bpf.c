@@ -142,7 +142,8 @@ int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms)
 }
 
 static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
-				       unsigned int flow_entries)
+				       unsigned int flow_entries,
+				       unsigned int rule_ids)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir);
 	struct xdp_flow_bpf *skel;
@@ -160,6 +161,12 @@ static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
 	 * new ones): max_flows is a load-time parameter of the module.
 	 */
 	err = bpf_map__set_max_entries(skel->maps.xf_flows, flow_entries);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xf_rules, rule_ids);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xf_counters, rule_ids);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xf_rule_defs, rule_ids);
 	if (!err)
 		err = xdp_flow_bpf__load(skel);
 	if (err) {
@@ -193,10 +200,13 @@ static void dp_remove_pinned_maps(const char *pin_dir)
  * dp_open() - open and load the program
  * @pin_dir: reuse the maps pinned there, or pin new ones; NULL: no pins
  * @flow_entries: the size of the flow table (xf_flows)
+ * @rule_ids: rule ids, the size of the tables by rule id (xf_rules,
+ *	xf_counters, xf_rule_defs)
  *
  * Return: the loaded skeleton, or NULL (errno says why).
  */
-struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries)
+struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
+			     unsigned int rule_ids)
 {
 	struct xdp_flow_bpf *skel;
 
@@ -205,12 +215,12 @@ struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries)
 		pr_err("cannot create %s: %s", pin_dir, strerror(errno));
 		return NULL;
 	}
-	skel = dp_try_open(pin_dir, flow_entries);
+	skel = dp_try_open(pin_dir, flow_entries, rule_ids);
 	if (!skel && pin_dir) {
 		pr_info("cannot reuse the maps pinned in %s (%s), creating new ones",
 			pin_dir, strerror(errno));
 		dp_remove_pinned_maps(pin_dir);
-		skel = dp_try_open(pin_dir, flow_entries);
+		skel = dp_try_open(pin_dir, flow_entries, rule_ids);
 	}
 	if (!skel)
 		pr_err("cannot load the XDP program: %s", strerror(errno));

@@ -32,6 +32,8 @@ static void usage(FILE *f)
 		"               masks and flow entries rules may use in the XDP\n"
 		"               tables (default 255 and 130048; most 255 and\n"
 		"               1047552)\n"
+		"  --max-rules=N rule ids, the top 1024 for shields (2048-131072,\n"
+		"               default 131072)\n"
 		"  --driver     read requests as text lines on stdin (tests)\n"
 		"  --no-pin     do not pin (driver tests only)\n"
 		"  --step-delay-us=N\n"
@@ -64,6 +66,7 @@ int main(int argc, char **argv)
 		{ "reply-fd", required_argument, NULL, 'r' },
 		{ "max-masks", required_argument, NULL, 'm' },
 		{ "max-flows", required_argument, NULL, 'f' },
+		{ "max-rules", required_argument, NULL, 'R' },
 		{ "step-delay-us", required_argument, NULL, 's' },
 		{ "driver", no_argument, NULL, 'd' },
 		{ "no-pin", no_argument, NULL, 'n' },
@@ -76,6 +79,7 @@ int main(int argc, char **argv)
 	bool driver = false, pin = true, verbose = false, cleanup = false;
 	unsigned long max_masks = XDP_FLOW_MAX_MASKS - 1;
 	unsigned long max_flows = XDP_FLOW_DEFAULT_FLOWS;
+	unsigned long max_rules = XDP_FLOW_MAX_RULES;
 	struct umh u = { .reply_fd = -1 };
 	int c, ret = 1, lock_fd;
 	char *end;
@@ -101,9 +105,10 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 		case 'f':
+		case 'R':
 			errno = 0;
-			*(c == 'm' ? &max_masks : &max_flows) =
-				strtoul(optarg, &end, 10);
+			*(c == 'm' ? &max_masks : c == 'f' ? &max_flows :
+			  &max_rules) = strtoul(optarg, &end, 10);
 			if (errno || *end)
 				goto bad_usage;
 			break;
@@ -159,10 +164,12 @@ int main(int argc, char **argv)
 		u.progress = genl_progress;
 	}
 	if (!max_masks || max_masks > XDP_FLOW_MAX_MASKS - 1 || !max_flows ||
-	    max_flows > XDP_FLOW_MAX_FLOWS) {
-		pr_err("--max-masks=%lu or --max-flows=%lu out of range (1-%u, 1-%u)",
-		       max_masks, max_flows, XDP_FLOW_MAX_MASKS - 1,
-		       XDP_FLOW_MAX_FLOWS);
+	    max_flows > XDP_FLOW_MAX_FLOWS ||
+	    max_rules < XDP_FLOW_MIN_RULES || max_rules > XDP_FLOW_MAX_RULES) {
+		pr_err("--max-masks=%lu, --max-flows=%lu or --max-rules=%lu out of range (1-%u, 1-%u, %u-%u)",
+		       max_masks, max_flows, max_rules, XDP_FLOW_MAX_MASKS - 1,
+		       XDP_FLOW_MAX_FLOWS, XDP_FLOW_MIN_RULES,
+		       XDP_FLOW_MAX_RULES);
 		return 2;
 	}
 	if (pin) {
@@ -177,7 +184,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	u.skel = dp_open(u.pin_dir, max_flows + XDP_FLOW_MAX_SHIELDS);
+	u.skel = dp_open(u.pin_dir, max_flows + XDP_FLOW_MAX_SHIELDS, max_rules);
 	if (!u.skel)
 		return 1;
 	u.table = table_new(u.skel);

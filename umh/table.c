@@ -87,6 +87,7 @@ struct table {
 	unsigned int nr_flows;		/* entries in xf_flows */
 	unsigned int max_masks;		/* for rules; the shields get one more */
 	unsigned int max_flows;		/* for rules; the shields get theirs */
+	unsigned int max_rules;		/* rule ids: the maps' size */
 	unsigned int epoch;
 	/* Grace periods: bumped at every list swap. del_barrier[id] is its
 	 * value when rule @id was last unlinked.
@@ -241,9 +242,10 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
  */
 static const struct xdp_flow_key shield_mask = { .ifindex = 0xffffffff };
 
-static bool is_shield_id(__u32 id)
+/* The top XDP_FLOW_MAX_SHIELDS ids of the @t->max_rules. */
+static bool is_shield_id(const struct table *t, __u32 id)
 {
-	return id >= XDP_FLOW_SHIELD_ID_BASE && id < XDP_FLOW_MAX_RULES;
+	return id >= t->max_rules - XDP_FLOW_MAX_SHIELDS && id < t->max_rules;
 }
 
 /* A shield matches every frame of one device and hands it to the stack. */
@@ -255,16 +257,17 @@ static bool shield_ok(const struct xdp_flow_rule *r)
 	       !r->l4_dst_range.max;
 }
 
-static int rule_check(const struct xdp_flow_rule *r, char *msg, size_t len)
+static int rule_check(const struct table *t, const struct xdp_flow_rule *r,
+		      char *msg, size_t len)
 {
 	const __u8 *k = (const __u8 *)&r->key, *m = (const __u8 *)&r->mask;
 	unsigned int i;
 	bool vlan = false;
 	int err;
 
-	if (r->id >= XDP_FLOW_MAX_RULES) {
+	if (r->id >= t->max_rules) {
 		snprintf(msg, len, "rule id %u out of range (max %u)", r->id,
-			 XDP_FLOW_MAX_RULES - 1);
+			 t->max_rules - 1);
 		return -EINVAL;
 	}
 	if (r->flags & ~(XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_NFTABLES |
@@ -272,10 +275,10 @@ static int rule_check(const struct xdp_flow_rule *r, char *msg, size_t len)
 		snprintf(msg, len, "unknown rule flags 0x%x", r->flags);
 		return -EINVAL;
 	}
-	if (!(r->flags & XDP_FLOW_RULE_F_SHIELD) != !is_shield_id(r->id) ||
-	    (is_shield_id(r->id) && !shield_ok(r))) {
+	if (!(r->flags & XDP_FLOW_RULE_F_SHIELD) != !is_shield_id(t, r->id) ||
+	    (is_shield_id(t, r->id) && !shield_ok(r))) {
 		snprintf(msg, len, "rule %u: shields are software rules on the ifindex alone, with ids from %u",
-			 r->id, XDP_FLOW_SHIELD_ID_BASE);
+			 r->id, t->max_rules - XDP_FLOW_MAX_SHIELDS);
 		return -EINVAL;
 	}
 	if (r->nr_actions > XDP_FLOW_MAX_ACTIONS) {
@@ -732,8 +735,8 @@ static void counters_zero_free(struct table *t)
 
 	if (!keys || !vals)
 		goto out;
-	while (id < XDP_FLOW_MAX_RULES) {
-		for (n = 0; n < chunk && id < XDP_FLOW_MAX_RULES; id++) {
+	while (id < t->max_rules) {
+		for (n = 0; n < chunk && id < t->max_rules; id++) {
 			if (!t->rules[id])
 				keys[n++] = id;
 		}
@@ -807,7 +810,7 @@ int table_rule_del(struct table *t, __u32 id, char *msg, size_t len)
 {
 	int err;
 
-	if (id >= XDP_FLOW_MAX_RULES || !t->rules[id]) {
+	if (id >= t->max_rules || !t->rules[id]) {
 		snprintf(msg, len, "no rule %u", id);
 		return -ENOENT;
 	}
@@ -914,7 +917,7 @@ int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 	unsigned int i;
 	int n, err;
 
-	err = rule_check(rule, msg, len);
+	err = rule_check(t, rule, msg, len);
 	if (err)
 		return err;
 	old = t->rules[rule->id];
@@ -1001,7 +1004,7 @@ int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
 
 	memset(st, 0, sizeof(*st));
 	st->id = id;
-	if (id >= XDP_FLOW_MAX_RULES || !t->rules[id]) {
+	if (id >= t->max_rules || !t->rules[id]) {
 		snprintf(msg, len, "no rule %u", id);
 		return -ENOENT;
 	}
@@ -1142,7 +1145,7 @@ static int recover_rules(struct table *t)
 		    bpf_map_lookup_elem(t->rules_fd, &id, &dp))
 			continue;
 		rule_to_dp(&def, &want);
-		if (def.id != id || rule_check(&def, msg, sizeof(msg)) ||
+		if (def.id != id || rule_check(t, &def, msg, sizeof(msg)) ||
 		    memcmp(&dp, &want, sizeof(dp)) || t->rules[id]) {
 			/* Left over by an add or delete cut short. */
 			continue;
@@ -1327,6 +1330,8 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 	t->list_fd = -1;
 	t->max_masks = XDP_FLOW_MAX_MASKS - 1;
 	t->max_flows = XDP_FLOW_DEFAULT_FLOWS;
+	/* As dp_open() sized the maps. */
+	t->max_rules = bpf_map__max_entries(skel->maps.xf_rules);
 	t->ncpus = libbpf_num_possible_cpus();
 	t->rules = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->rules));
 	t->del_barrier = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->del_barrier));

@@ -35,7 +35,8 @@ long long dp_now_ms(void);
 bool dp_bpffs_mounted(void);
 int dp_mount_bpffs(void);
 int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms);
-struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries);
+struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
+			     unsigned int rule_ids);
 void dp_close(struct xdp_flow_bpf *skel);
 int dp_unpin(struct xdp_flow_bpf *skel, const char *pin_dir);
 int dp_prog_fd(struct xdp_flow_bpf *skel);

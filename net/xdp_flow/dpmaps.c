@@ -68,7 +68,7 @@ static bool xdp_flow_counters_are_ours(const struct bpf_map *map)
 	return map->map_type == BPF_MAP_TYPE_PERCPU_ARRAY &&
 	       map->key_size == sizeof(u32) &&
 	       map->value_size == sizeof(struct xdp_flow_counter) &&
-	       map->max_entries >= XDP_FLOW_MAX_RULES &&
+	       map->max_entries >= xdp_flow_max_rules() &&
 	       !strncmp(map->name, XDP_FLOW_COUNTERS_NAME, sizeof(map->name));
 }
 

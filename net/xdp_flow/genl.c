@@ -34,6 +34,7 @@ static const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1] = {
 	[XDP_FLOW_ATTR_RULE_IDS]	= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_ROOM]		= NLA_POLICY_EXACT_LEN(sizeof(struct xdp_flow_room)),
 	[XDP_FLOW_ATTR_IN_FLIGHT]	= { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_MAX_RULES]	= { .type = NLA_U32 },
 };
 
 /* --- operations of the helper (helper.c checks who sends them) --- */
@@ -125,6 +126,7 @@ static int xdp_flow_fill_status(struct sk_buff *msg, u32 portid, u32 seq,
 	    nla_put_u32(msg, XDP_FLOW_ATTR_RULE_COUNT, xdp_flow_rule_count()) ||
 	    nla_put_u32(msg, XDP_FLOW_ATTR_RULE_IDS, xdp_flow_ids_in_use()) ||
 	    nla_put_u32(msg, XDP_FLOW_ATTR_IN_FLIGHT, xdp_flow_in_flight()) ||
+	    nla_put_u32(msg, XDP_FLOW_ATTR_MAX_RULES, xdp_flow_max_rules()) ||
 	    (xdp_flow_gate_is_closed() &&
 	     nla_put_flag(msg, XDP_FLOW_ATTR_TO_STACK))) {
 		mutex_unlock(&xdp_flow_lock);

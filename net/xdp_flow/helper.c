@@ -58,6 +58,7 @@ MODULE_PARM_DESC(umh_path,
 /* Capacity of the XDP tables for rules (the shields have theirs). */
 static unsigned int max_masks = XDP_FLOW_MAX_MASKS - 1;
 static unsigned int max_flows = XDP_FLOW_DEFAULT_FLOWS;
+static unsigned int max_rules = XDP_FLOW_MAX_RULES;
 
 static int xdp_flow_max_masks_set(const char *val,
 				  const struct kernel_param *kp)
@@ -70,6 +71,18 @@ static int xdp_flow_max_flows_set(const char *val,
 {
 	return param_set_uint_minmax(val, kp, 1, XDP_FLOW_MAX_FLOWS);
 }
+
+static int xdp_flow_max_rules_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, XDP_FLOW_MIN_RULES,
+				     XDP_FLOW_MAX_RULES);
+}
+
+static const struct kernel_param_ops xdp_flow_max_rules_ops = {
+	.set = xdp_flow_max_rules_set,
+	.get = param_get_uint,
+};
 
 static const struct kernel_param_ops xdp_flow_max_masks_ops = {
 	.set = xdp_flow_max_masks_set,
@@ -84,9 +97,24 @@ static const struct kernel_param_ops xdp_flow_max_flows_ops = {
 module_param_cb(max_masks, &xdp_flow_max_masks_ops, &max_masks, 0444);
 MODULE_PARM_DESC(max_masks,
 		 "Distinct masks rules may use in the XDP tables (1-255, default 255); each slows every lookup a little");
+module_param_cb(max_rules, &xdp_flow_max_rules_ops, &max_rules, 0444);
+MODULE_PARM_DESC(max_rules,
+		 "Rule ids, the top 1024 for shields (2048-131072, default 131072); each takes 176 bytes, and 24 bytes per CPU for its counters");
 module_param_cb(max_flows, &xdp_flow_max_flows_ops, &max_flows, 0444);
 MODULE_PARM_DESC(max_flows,
 		 "Flow entries rules may use in the XDP tables (1-1047552, default 130048); the table's buckets take 16 bytes per entry, rounded up to a power of two, and each entry in use about 150 bytes");
+
+/**
+ * xdp_flow_max_rules() - rule ids, from 0: the module parameter max_rules
+ *
+ * The top XDP_FLOW_MAX_SHIELDS of them are the shields'.
+ *
+ * Return: how many.
+ */
+unsigned int xdp_flow_max_rules(void)
+{
+	return max_rules;
+}
 
 static unsigned int helper_timeout_ms = 2000;
 
@@ -289,6 +317,7 @@ struct xdp_flow_exec {
 	char reply_arg[32];
 	char masks_arg[32];
 	char flows_arg[32];
+	char rules_arg[32];
 };
 
 /*
@@ -335,7 +364,7 @@ static int xdp_flow_helper_exec(const char *mode, struct pid **slot)
 {
 	struct xdp_flow_exec x = { .slot = slot };
 	struct subprocess_info *info;
-	char *argv[6], *envp[3];
+	char *argv[7], *envp[3];
 	int err;
 
 	/* call_usermodehelper_setup() takes them writable. */
@@ -352,9 +381,12 @@ static int xdp_flow_helper_exec(const char *mode, struct pid **slot)
 			 max_masks);
 		snprintf(x.flows_arg, sizeof(x.flows_arg), "--max-flows=%u",
 			 max_flows);
+		snprintf(x.rules_arg, sizeof(x.rules_arg), "--max-rules=%u",
+			 max_rules);
 		argv[3] = x.masks_arg;
 		argv[4] = x.flows_arg;
-		argv[5] = NULL;
+		argv[5] = x.rules_arg;
+		argv[6] = NULL;
 	}
 	envp[0] = "HOME=/";
 	envp[1] = "PATH=/sbin:/usr/sbin:/bin:/usr/bin";

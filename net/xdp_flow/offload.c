@@ -171,16 +171,15 @@ static void xdp_flow_id_put(u32 id, bool held)
  */
 static int xdp_flow_id_get(void)
 {
-	unsigned int start = READ_ONCE(xdp_flow_id_next);
+	unsigned int base = xdp_flow_max_rules() - XDP_FLOW_MAX_SHIELDS;
+	unsigned int start = READ_ONCE(xdp_flow_id_next) % base;
 	int id;
 
-	id = ida_alloc_range(&xdp_flow_ids, start, XDP_FLOW_SHIELD_ID_BASE - 1,
-			     GFP_KERNEL);
+	id = ida_alloc_range(&xdp_flow_ids, start, base - 1, GFP_KERNEL);
 	if (id == -ENOSPC && start)
 		id = ida_alloc_max(&xdp_flow_ids, start - 1, GFP_KERNEL);
 	if (id >= 0) {
-		WRITE_ONCE(xdp_flow_id_next,
-			   (id + 1) % XDP_FLOW_SHIELD_ID_BASE);
+		WRITE_ONCE(xdp_flow_id_next, (id + 1) % base);
 		atomic_inc(&xdp_flow_ids_used);
 	}
 	return id;
@@ -1764,8 +1763,9 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 		mutex_unlock(&xdp_flow_lock);
 		return -ENOMEM;
 	}
-	err = ida_alloc_range(&xdp_flow_ids, XDP_FLOW_SHIELD_ID_BASE,
-			      XDP_FLOW_MAX_RULES - 1, GFP_KERNEL);
+	err = ida_alloc_range(&xdp_flow_ids,
+			      xdp_flow_max_rules() - XDP_FLOW_MAX_SHIELDS,
+			      xdp_flow_max_rules() - 1, GFP_KERNEL);
 	if (err < 0) {
 		mutex_unlock(&xdp_flow_lock);
 		kfree(xdev);

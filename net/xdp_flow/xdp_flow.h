@@ -252,6 +252,7 @@ int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode);
 int xdp_flow_helper_post_rule(u8 cmd, u32 rule_id,
 			      const struct xdp_flow_rule *rule,
 			      void (*posted)(void *arg, int err), void *arg);
+unsigned int xdp_flow_max_rules(void);
 
 /* dpmaps.c */
 int xdp_flow_dp_maps_take(u32 prog_fd);

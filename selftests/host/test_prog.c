@@ -1192,7 +1192,8 @@ static void test_capacity(void)
 	unsigned int i;
 	int err;
 
-	skel = dp_open(NULL, XDP_FLOW_MAX_FLOWS + XDP_FLOW_MAX_SHIELDS);
+	skel = dp_open(NULL, XDP_FLOW_MAX_FLOWS + XDP_FLOW_MAX_SHIELDS,
+		       XDP_FLOW_MAX_RULES);
 	tbl = skel ? table_new(skel) : NULL;
 	if (!tbl || table_recover(tbl) ||
 	    table_set_limits(tbl, XDP_FLOW_MAX_MASKS - 1, XDP_FLOW_MAX_FLOWS)) {
@@ -1237,6 +1238,60 @@ out:
 	prog_fd = keep_fd;
 }
 
+/*
+ * Fewer rule ids (max_rules at its least): the tables by id are sized for
+ * them, the shields take the top XDP_FLOW_MAX_SHIELDS, and ids beyond are
+ * refused.
+ */
+static void test_max_rules(void)
+{
+	struct xdp_flow_bpf *keep_skel = skel;
+	struct table *keep_tbl = tbl;
+	int keep_fd = prog_fd;
+	const __u32 base = XDP_FLOW_MIN_RULES - XDP_FLOW_MAX_SHIELDS;
+	struct xdp_flow_rule shield = shield_rule;
+	char msg[UMH_MSG_LEN];
+	struct frame f;
+	int err;
+
+	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
+		       XDP_FLOW_MIN_RULES);
+	tbl = skel ? table_new(skel) : NULL;
+	if (!tbl || table_recover(tbl)) {
+		fail("cannot set up tables for %u rule ids", XDP_FLOW_MIN_RULES);
+		goto out;
+	}
+	prog_fd = dp_prog_fd(skel);
+	if (bpf_map__max_entries(skel->maps.xf_counters) != XDP_FLOW_MIN_RULES)
+		fail("counters sized for %u ids",
+		     bpf_map__max_entries(skel->maps.xf_counters));
+	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
+	if (add("id=%u prio=1 dev=%d dst_ip=10.0.0.1 action=drop", base - 1,
+		IFINDEX))
+		goto out;
+	expect("the highest rule id", &f, XDP_DROP, base - 1, 1, tcb(&f));
+	err = add("id=%u prio=1 dev=%d dst_ip=10.0.0.2 action=drop", base,
+		  IFINDEX);
+	if (err != -EINVAL)
+		fail("a rule with a shield's id gave %d, expected -EINVAL", err);
+	err = add("id=%u prio=1 dev=%d dst_ip=10.0.0.2 action=drop",
+		  XDP_FLOW_MIN_RULES, IFINDEX);
+	if (err != -EINVAL)
+		fail("rule id %u gave %d, expected -EINVAL", XDP_FLOW_MIN_RULES,
+		     err);
+	shield.id = base;
+	if (table_rule_add(tbl, &shield, msg, sizeof(msg)))
+		fail("the first shield id %u refused: %s", base, msg);
+out:
+	log_test("2048 rule ids (max_rules at its least): tables sized for them, shields on top, ids beyond refused");
+	table_free(tbl);
+	if (skel)
+		dp_close(skel);
+	skel = keep_skel;
+	tbl = keep_tbl;
+	prog_fd = keep_fd;
+}
+
 /* Every fixture case; each leaves the tables empty. */
 static void test_all(void)
 {
@@ -1263,7 +1318,8 @@ static void test_all(void)
 int main(int argc, char **argv)
 {
 	log_init(LOG_DEST_STDERR, false);
-	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS);
+	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
+		       XDP_FLOW_MAX_RULES);
 	if (!skel) {
 		printf("not ok - load the XDP program # %s\n", strerror(errno));
 		return 1;
@@ -1281,6 +1337,7 @@ int main(int argc, char **argv)
 		test_full();
 		test_capacity();
 	}
+	test_max_rules();
 	measure();
 
 	/* The same cases through the TC hook's program (same maps). */

@@ -555,7 +555,7 @@ struct status {
 	bool have;
 	bool to_stack;
 	uint32_t helper_state, helper_pid, helper_restarts, rule_count;
-	uint32_t rule_ids, in_flight;
+	uint32_t rule_ids, in_flight, max_rules;
 };
 
 static uint32_t attr_u32(struct nlattr **tb, int type, uint32_t dflt)
@@ -574,6 +574,7 @@ static int status_handler(struct nlattr **tb, void *arg)
 	st->rule_count = attr_u32(tb, XDP_FLOW_ATTR_RULE_COUNT, 0);
 	st->rule_ids = attr_u32(tb, XDP_FLOW_ATTR_RULE_IDS, 0);
 	st->in_flight = attr_u32(tb, XDP_FLOW_ATTR_IN_FLIGHT, 0);
+	st->max_rules = attr_u32(tb, XDP_FLOW_ATTR_MAX_RULES, 0);
 	st->to_stack = tb[XDP_FLOW_ATTR_TO_STACK] != NULL;
 	return 0;
 }
@@ -680,6 +681,7 @@ static int cmd_status(struct xf_ctx *ctx)
 		jw_u64("rule_count", st.rule_count);
 		jw_u64("rule_ids", st.rule_ids);
 		jw_u64("in_flight", st.in_flight);
+		jw_u64("max_rules", st.max_rules);
 		jw_bool("to_stack", st.to_stack);
 		jw_arr_open("devices");
 	} else {
@@ -689,7 +691,7 @@ static int cmd_status(struct xf_ctx *ctx)
 		printf(", %u restart%s\n", st.helper_restarts,
 		       st.helper_restarts == 1 ? "" : "s");
 		printf("rules: %u in XDP; rule ids: %u of %u in use\n",
-		       st.rule_count, st.rule_ids, XDP_FLOW_MAX_RULES);
+		       st.rule_count, st.rule_ids, st.max_rules);
 		if (st.in_flight)
 			printf("rule changes in flight: %u (what they may match goes to the stack until the helper has done them)\n",
 			       st.in_flight);

@@ -82,14 +82,21 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	11
+#define XDP_FLOW_ABI_VERSION	12
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
-#define XDP_FLOW_MAX_RULES	131072	/* rule ids are 0 .. XDP_FLOW_MAX_RULES - 1 */
+/*
+ * Rule ids are 0 .. max_rules - 1, max_rules a module parameter from
+ * XDP_FLOW_MIN_RULES to XDP_FLOW_MAX_RULES (the default); the tables by
+ * rule id are sized for it when the helper loads them.
+ */
+#define XDP_FLOW_MAX_RULES	131072
+#define XDP_FLOW_MIN_RULES	2048
 #define XDP_FLOW_MAX_MASKS	256	/* distinct masks in the XDP tables */
 #define XDP_FLOW_MAX_ACTIONS	8
 /*
- * Shields: the top XDP_FLOW_MAX_SHIELDS rule ids, one per enabled device.
+ * Shields: the top XDP_FLOW_MAX_SHIELDS rule ids (of max_rules), one per
+ * enabled device.
  * A device's shield is a software rule (XDP_FLOW_RULE_F_SHIELD) that
  * matches every frame of the device, with the order of the first rule the
  * helper had no room for: from that rule on, the device's frames go to the
@@ -98,7 +105,7 @@
  * fits.
  */
 #define XDP_FLOW_MAX_SHIELDS	1024
-#define XDP_FLOW_SHIELD_ID_BASE	(XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS)
+#define XDP_FLOW_SHIELD_ID_BASE	(XDP_FLOW_MAX_RULES - XDP_FLOW_MAX_SHIELDS)	/* by default */
 /*
  * Flow entries rules may use: the module parameter max_flows, by default
  * XDP_FLOW_DEFAULT_FLOWS, at most XDP_FLOW_MAX_FLOWS. The helper sizes the
@@ -478,7 +485,7 @@ enum xdp_flow_attr {
 					 * before HELLO); the module waits on
 					 */
 	XDP_FLOW_ATTR_RULE_IDS,		/* u32, STATUS_GET: rule ids in use
-					 * (of XDP_FLOW_MAX_RULES): enabled
+					 * (of max_rules): enabled
 					 * devices' rules and shields
 					 */
 	XDP_FLOW_ATTR_ROOM,		/* binary, REPLY: struct
@@ -488,6 +495,9 @@ enum xdp_flow_attr {
 					 * made that the helper has not done
 					 * yet (what they may match goes to
 					 * the stack meanwhile)
+					 */
+	XDP_FLOW_ATTR_MAX_RULES,	/* u32, STATUS_GET: rule ids there
+					 * are (module parameter max_rules)
 					 */
 	__XDP_FLOW_ATTR_MAX,
 };
