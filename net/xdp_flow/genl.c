@@ -236,11 +236,12 @@ static int xdp_flow_dump_rules(struct sk_buff *skb, struct netlink_callback *cb)
 		.fn = xdp_flow_dump_one_rule,
 		.arg = &ctx,
 	};
+	struct xdp_flow_walk_pos *pos = (void *)cb->ctx;
 	struct nlattr *tb[XDP_FLOW_ATTR_MAX + 1];
-	unsigned long pos = cb->args[0];
 	u32 ifindex = 0;
 	int err;
 
+	BUILD_BUG_ON(sizeof(*pos) > sizeof(cb->ctx));
 	err = nlmsg_parse(cb->nlh, GENL_HDRLEN, tb, XDP_FLOW_ATTR_MAX,
 			  xdp_flow_policy, cb->extack);
 	if (err)
@@ -249,9 +250,8 @@ static int xdp_flow_dump_rules(struct sk_buff *skb, struct netlink_callback *cb)
 		ifindex = nla_get_u32(tb[XDP_FLOW_ATTR_IFINDEX]);
 
 	mutex_lock(&xdp_flow_lock);
-	xdp_flow_walk_entries(ifindex, &pos, &visitor);
+	xdp_flow_walk_entries(ifindex, pos, &visitor);
 	mutex_unlock(&xdp_flow_lock);
-	cb->args[0] = pos;
 	return skb->len;
 }
 

@@ -2003,34 +2003,59 @@ unsigned int xdp_flow_rule_count(void)
 /**
  * xdp_flow_walk_entries() - walk the rules of enabled devices
  * @ifindex: only this device's, or 0 for all
- * @pos: how many to skip; advanced past each entry visited
+ * @pos: where a previous walk stopped (zeroed: from the start); advanced
+ *	past each entry visited
  * @v: what to call for each entry
+ *
+ * A walk goes on after the entry it visited last when that entry is still
+ * there, else it skips as many entries as it visited: a dump that takes
+ * many calls does not count up to where it was at each one.
  *
  * Caller holds xdp_flow_lock.
  *
  * Return: 0, or what stopped the walk.
  */
-int xdp_flow_walk_entries(int ifindex, unsigned long *pos,
+int xdp_flow_walk_entries(int ifindex, struct xdp_flow_walk_pos *pos,
 			  const struct xdp_flow_visitor *v)
 {
+	struct xdp_flow_entry *entry, *last = NULL;
 	struct xdp_flow_binding *b;
-	struct xdp_flow_entry *entry;
-	unsigned long i = 0;
+	unsigned long skip = 0;
 	int err;
 
-	list_for_each_entry(b, &xdp_flow_bindings, list) {
-		if (!xdp_flow_dev_find(b->ifindex))
+	if (pos->n) {
+		list_for_each_entry(b, &xdp_flow_bindings, list) {
+			if (b == pos->binding) {
+				last = xdp_flow_entry_find(b, pos->cookie);
+				break;
+			}
+		}
+	}
+	if (!last)
+		skip = pos->n;
+	b = last ? last->binding :
+	    list_first_entry(&xdp_flow_bindings, struct xdp_flow_binding, list);
+	list_for_each_entry_from(b, &xdp_flow_bindings, list) {
+		if (!xdp_flow_dev_find(b->ifindex) ||
+		    (ifindex && b->ifindex != ifindex)) {
+			last = NULL;
 			continue;
-		if (ifindex && b->ifindex != ifindex)
-			continue;
-		list_for_each_entry(entry, &b->entries, list) {
-			if (i++ < *pos)
+		}
+		entry = last ? list_next_entry(last, list) :
+		    list_first_entry(&b->entries, struct xdp_flow_entry, list);
+		list_for_each_entry_from(entry, &b->entries, list) {
+			if (skip) {
+				skip--;
 				continue;
+			}
 			err = v->fn(entry, v->arg);
 			if (err)
 				return err;
-			(*pos)++;
+			pos->n++;
+			pos->binding = b;
+			pos->cookie = entry->cookie;
 		}
+		last = NULL;
 	}
 	return 0;
 }

@@ -188,7 +188,19 @@ struct xdp_flow_visitor {
 	void *arg;
 };
 
-int xdp_flow_walk_entries(int ifindex, unsigned long *pos,
+/**
+ * struct xdp_flow_walk_pos - where a walk of the entries stopped
+ * @n: entries visited so far
+ * @binding: the binding of the last one (compared, never dereferenced)
+ * @cookie: the last one's cookie
+ */
+struct xdp_flow_walk_pos {
+	unsigned long n;
+	const void *binding;
+	unsigned long cookie;
+};
+
+int xdp_flow_walk_entries(int ifindex, struct xdp_flow_walk_pos *pos,
 			  const struct xdp_flow_visitor *v);
 
 extern struct list_head xdp_flow_devs;

@@ -42,7 +42,11 @@ n=$(xf_status_get ".devices[] | select(.dev == \"xfv0\") | .rule_count")
 [ "$n" = $((R + 1)) ]
 check_err $? "xdp-flow status counts $n rules on xfv0, not $((R + 1))"
 send_expect xfa 10.0.2.1 $N -- hw:xfv0/1=$N
-log_test "$((R + 1)) rules in XDP"
+# A dump of that many takes many messages: each rule once, none left out.
+n=$("$XF_CLI" -j show dev xfv0 | jq '[.[].cookie] | unique | length')
+[ "$n" = $((R + 1)) ]
+check_err $? "xdp-flow show lists $n distinct rules, not $((R + 1))"
+log_test "$((R + 1)) rules in XDP, xdp-flow show lists each once"
 [ $RET -eq 0 ] || exit 1
 
 RET=0

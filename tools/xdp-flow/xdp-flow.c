@@ -502,14 +502,22 @@ static const char *helper_state_name(uint32_t state)
 }
 
 /* A device name for display; "ifindex N" when it has gone away. */
+/* The last name asked for is kept: a dump lists many rules of a device. */
 static const char *dev_name(uint32_t ifindex, char *buf, size_t len)
 {
-	char name[IF_NAMESIZE];
+	static char name[IF_NAMESIZE + 16];
+	static uint32_t cached;
 
-	if (ifindex && if_indextoname(ifindex, name))
-		snprintf(buf, len, "%s", name);
-	else
-		snprintf(buf, len, "if%u", ifindex);
+	if (!ifindex || ifindex != cached) {
+		char n[IF_NAMESIZE];
+
+		if (ifindex && if_indextoname(ifindex, n))
+			snprintf(name, sizeof(name), "%s", n);
+		else
+			snprintf(name, sizeof(name), "if%u", ifindex);
+		cached = ifindex;
+	}
+	snprintf(buf, len, "%s", name);
 	return buf;
 }
 
