@@ -9,6 +9,8 @@
 # offloaded prio-100 drop lets its packets through, as TC alone does;
 # xdp-flow status and the kernel log say that rules wait. Once rules are
 # deleted the waiting ones go in, and XDP acts again on the whole device.
+# Then rule ids run out before the tables do (max_rules at its least,
+# 2048, of which the top 1024 are the shields'): the same holds.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
@@ -20,10 +22,12 @@ PORT=$XF_EXC_PORT
 # masks than that: distinct src/dst prefix lengths.
 MASKS=16
 FILL=24
+# Rule ids: module parameter max_rules, the top 1024 the shields'.
+RULES=2048
 
 trap xf_test_cleanup EXIT
 
-xf_test_setup max_masks=$MASKS || exit 1
+xf_test_setup max_masks=$MASKS max_rules=$RULES || exit 1
 
 # xf_dev_json <dev>: the device's object in xdp-flow status -j.
 xf_dev_json()
@@ -104,6 +108,60 @@ dmesg_since "$mark" | grep -q "no rule waits for room any more"
 check_err $? "no kernel log line says that no rule waits any more"
 exc_expect_xdp $N
 log_test "with room again the exception is in and the drop acts in XDP again"
+
+# ---- rule ids run out ----
+RET=0
+tc filter del dev xfv0 ingress pref 1
+check_err $? "tc filter del pref 1 failed"
+[ "$(xf_status_get .max_rules)" = $RULES ]
+check_err $? "xdp-flow status says max_rules $(xf_status_get .max_rules), not $RULES"
+# The prio-100 drop and the device's shield hold one id each.
+ids=$(xf_status_get .rule_ids)
+fill=$((RULES - 1024 - 1))
+awk -v n="$fill" 'BEGIN { for (i = 0; i < n; i++)
+	printf "filter add dev xfv0 ingress pref 200 protocol ip flower dst_ip 10.98.%d.%d action drop\n",
+		int(i / 256), i % 256 }' >"$batch"
+tc -b "$batch"
+check_err $? "tc -b of $fill rules failed"
+rm -f "$batch"
+in_hw=$(tc -j filter show dev xfv0 ingress pref 200 |
+	jq '[.[] | select(.options.in_hw == true)] | length')
+[ "$in_hw" = $fill ]
+check_err $? "$in_hw of $fill rules in_hw ($ids rule ids were in use before)"
+[ "$(xf_status_get .rule_ids)" = $((fill + 2)) ]
+check_err $? "$(xf_status_get .rule_ids) rule ids in use, not $((fill + 2))"
+send_expect xfa 10.0.2.1 $N $PORT -- hw:xfv0/100+$N udp:xfb/veth_b+0
+log_test "max_rules=$RULES: the drop and $fill more rules take every rule id, and run in XDP"
+
+RET=0
+tc filter add dev xfv0 ingress pref 201 protocol ip flower dst_ip 10.97.0.1 \
+	action drop
+check_err $? "tc filter add pref 201 failed"
+[ "$(tc_hw_state "" xfv0 201)" = not_in_hw ]
+check_err $? "a rule is in_hw though no rule id is free"
+tc filter add dev xfv0 ingress pref 1 protocol ip flower ip_proto udp \
+	dst_ip 10.0.2.1 dst_port $PORT action pass
+check_err $? "tc filter add pref 1 failed"
+js=$(xf_dev_json xfv0)
+[ "$(echo "$js" | jq .waiting)" = 2 ] && [ "$(echo "$js" | jq .to_stack_from_prio)" = 1 ]
+check_err $? "status does not say that 2 rules wait, frames to the stack from prio 1: $js"
+exc_expect_stack $N
+log_test "no free rule id: the new rules wait, the prio-1 pass lets its $N packets through, the drop acts in TC"
+
+RET=0
+tc filter del dev xfv0 ingress pref 200
+check_err $? "tc filter del pref 200 failed"
+[ "$(xf_dev_json xfv0 | jq .waiting)" = 0 ]
+check_err $? "rules still wait after ids came free: $(xf_dev_json xfv0)"
+# TC was told they are not in hardware, and runs them: they go in as
+# software rules, which hand their frames to TC (xdp-flow show).
+for p in 1 201; do
+	rule=$(xf_rule_json xfv0 $p)
+	[ "$(echo "$rule" | jq -r '[.waiting, .software, (.id != null)] | @tsv')" = "$(printf 'false\ttrue\ttrue')" ]
+	check_err $? "the prio $p rule has no id or no place in XDP once ids are free: $rule"
+done
+exc_expect_xdp $N
+log_test "with ids free again the waiting rules are in XDP (as the software rules TC was told of), the drop acts in XDP again"
 
 RET=0
 bad=$(dmesg_bad_since "$mark")
