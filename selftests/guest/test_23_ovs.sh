@@ -53,7 +53,7 @@ ping_ok()
 	echo "$out" | grep -q " $n received"
 }
 
-# iperf_tcp <from> <to-addr> <to-ns>: a 2 s TCP stream; prints the bytes
+# iperf_tcp <from> <to-addr> <to-ns>: a 1 s TCP stream; prints the bytes
 # the receiver got.
 iperf_tcp()
 {
@@ -61,19 +61,19 @@ iperf_tcp()
 
 	ip netns exec "$3" iperf3 -s -1 -D -p 5201 >/dev/null 2>&1 || return 1
 	sleep 0.3
-	js=$(ip netns exec "$1" timeout 20 iperf3 -J -c "$2" -p 5201 -t 2) || return 1
+	js=$(ip netns exec "$1" timeout 20 iperf3 -J -c "$2" -p 5201 -t 1) || return 1
 	echo "$js" | jq -r '.end.sum_received.bytes'
 }
 
-# iperf_udp <from> <to-addr> <to-ns>: 64-byte UDP at 1000 packets/s for
-# 2 s; prints "<sent> <lost>".
+# iperf_udp <from> <to-addr> <to-ns>: 64-byte UDP at about 2000 packets/s
+# for 1 s; prints "<sent> <lost>".
 iperf_udp()
 {
 	local js
 
 	ip netns exec "$3" iperf3 -s -1 -D -p 5202 >/dev/null 2>&1 || return 1
 	sleep 0.3
-	js=$(ip netns exec "$1" timeout 20 iperf3 -J -u -l 64 -b 512K -c "$2" -p 5202 -t 2) || return 1
+	js=$(ip netns exec "$1" timeout 20 iperf3 -J -u -l 64 -b 1M -c "$2" -p 5202 -t 1) || return 1
 	echo "$js" | jq -r '"\(.end.sum.packets) \(.end.sum.lost_packets)"'
 }
 
