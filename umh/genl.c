@@ -4,9 +4,15 @@
  * serve its requests until SHUTDOWN, answering each with one REPLY, which
  * goes on the descriptor the module gave (--reply-fd), not over genetlink.
  *
- * The attach worker sends replies from its own thread; every genetlink
- * send holds send_lock. The helper also listens to the genl
- * controller's notifications, to notice when the family (the module) goes.
+ * The request loop gathers its replies and writes them together, several
+ * REPLY messages in one write, once no request is left to read (or the
+ * batch is full, or before a progress report or a request other than a
+ * rule change): a burst of posted rule
+ * changes then costs one write and one wake-up of the module per batch,
+ * not per change. The attach worker writes its replies from its own
+ * thread at once; every genetlink send holds send_lock. The helper also
+ * listens to the genl controller's notifications, to notice when the
+ * family (the module) goes.
  *
  * Only the kernel may talk to the helper: the socket is connected to it from
  * the start, so the kernel refuses other senders' unicasts to our port, and
@@ -14,6 +20,7 @@
  * connect) is dropped unread.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +38,24 @@
 #define STATS_PER_ATTR	((0xffff - NLA_HDRLEN) / sizeof(struct xdp_flow_stats))
 /* A flood of forged messages must not flood the kernel log. */
 #define FORGED_LOG_MAX	20
+/*
+ * Replies gathered for one write: a full batch goes at once, so that the
+ * module hears of posted changes steadily. Well under what the module
+ * reads in one go (XDP_FLOW_REPLY_MAX there); a larger reply goes alone.
+ */
+#define BATCH_BYTES	16384
+#define BATCH_REPLIES	32
+/* A request is about 1 KiB; the controller's notifications can be more. */
+#define RECV_BUF_SIZE	65536
 
 struct genl {
 	struct nl_sock *sk;
 	int family;
 	int reply_fd;
+	pthread_t loop;			/* the request loop's thread */
+	char batch[BATCH_BYTES];	/* its replies not written yet */
+	size_t batch_len;
+	unsigned int batch_n;
 	pthread_mutex_t send_lock;
 	__u32 hello_seq;
 	bool hello_acked;
@@ -52,8 +72,8 @@ static struct nla_policy policy[XDP_FLOW_ATTR_MAX + 1] = {
 	[XDP_FLOW_ATTR_SEQ]	= { .type = NLA_U32 },
 };
 
-/* Writes @r as a REPLY of @family on the module's descriptor @fd. */
-static void reply_write(int fd, int family, const struct umh_reply *r)
+/* Builds @r as a REPLY of @family. Returns the message, or NULL. */
+static struct nl_msg *reply_build(int family, const struct umh_reply *r)
 {
 	size_t size = 256 + r->nr_stats * sizeof(*r->stats) +
 		      (r->nr_stats / STATS_PER_ATTR + 1) * NLA_HDRLEN;
@@ -84,29 +104,77 @@ static void reply_write(int fd, int family, const struct umh_reply *r)
 			    &r->stats[done]))
 			goto fail;
 	}
-	/*
-	 * Replies go on the module's own descriptor, not over genetlink:
-	 * the module may wait for one holding locks that genetlink's
-	 * receive path would need. One write is one message.
-	 */
-	if (write(fd, nlmsg_hdr(msg), nlmsg_hdr(msg)->nlmsg_len) >= 0) {
-		nlmsg_free(msg);
-		return;
-	}
-	pr_err("cannot send the reply to seq %u: %s", r->seq, strerror(errno));
-	nlmsg_free(msg);
-	return;
+	return msg;
 fail:
 	pr_err("cannot send the reply to seq %u: %s", r->seq,
 	       nl_geterror(err));
 	nlmsg_free(msg);
+	return NULL;
+}
+
+/*
+ * Replies go on the module's own descriptor, not over genetlink: the
+ * module may wait for one holding locks that genetlink's receive path
+ * would need. One write is one datagram: one or more whole messages, each
+ * at an NLMSG_ALIGNTO boundary.
+ */
+static void reply_send(int fd, const void *buf, size_t len, __u32 seq)
+{
+	if (write(fd, buf, len) < 0)
+		pr_err("cannot send the reply to seq %u: %s", seq,
+		       strerror(errno));
+}
+
+/* Writes @r as a REPLY of @family on the module's descriptor @fd. */
+static void reply_write(int fd, int family, const struct umh_reply *r)
+{
+	struct nl_msg *msg = reply_build(family, r);
+
+	if (!msg)
+		return;
+	reply_send(fd, nlmsg_hdr(msg), nlmsg_hdr(msg)->nlmsg_len, r->seq);
+	nlmsg_free(msg);
+}
+
+/* Writes the request loop's gathered replies. Only that thread calls it. */
+static void batch_flush(struct genl *g)
+{
+	if (!g->batch_len)
+		return;
+	reply_send(g->reply_fd, g->batch, g->batch_len, 0);
+	g->batch_len = 0;
+	g->batch_n = 0;
 }
 
 static void genl_reply(void *transport, const struct umh_reply *r)
 {
 	struct genl *g = transport;
+	struct nl_msg *msg;
+	size_t len;
 
-	reply_write(g->reply_fd, g->family, r);
+	if (!pthread_equal(pthread_self(), g->loop)) {
+		/* The attach worker: its reply goes now, on its own. */
+		reply_write(g->reply_fd, g->family, r);
+		return;
+	}
+	msg = reply_build(g->family, r);
+	if (!msg)
+		return;
+	len = NLMSG_ALIGN(nlmsg_hdr(msg)->nlmsg_len);
+	if (g->batch_len + len > sizeof(g->batch))
+		batch_flush(g);
+	if (len > sizeof(g->batch)) {
+		reply_send(g->reply_fd, nlmsg_hdr(msg),
+			   nlmsg_hdr(msg)->nlmsg_len, r->seq);
+	} else {
+		memset(g->batch + g->batch_len, 0, len);
+		memcpy(g->batch + g->batch_len, nlmsg_hdr(msg),
+		       nlmsg_hdr(msg)->nlmsg_len);
+		g->batch_len += len;
+		if (++g->batch_n >= BATCH_REPLIES)
+			batch_flush(g);
+	}
+	nlmsg_free(msg);
 }
 
 /**
@@ -119,7 +187,11 @@ static void genl_reply(void *transport, const struct umh_reply *r)
 void genl_progress(struct umh *u)
 {
 	struct umh_reply r = { .seq = u->progress_seq, .progress = true };
+	struct genl *g = u->transport;
 
+	/* What was done before this request is done: say so first. */
+	if (g && pthread_equal(pthread_self(), g->loop))
+		batch_flush(g);
 	if (u->reply_fd >= 0 && u->family > 0)
 		reply_write(u->reply_fd, u->family, &r);
 }
@@ -247,6 +319,13 @@ static int on_msg(struct nl_msg *msg, void *arg)
 		genl_reply(g, &r);
 		return NL_SKIP;
 	}
+	/*
+	 * Only rule changes wait in the batch: the others may wait for the
+	 * attach worker, which may need rtnl from a caller that waits for
+	 * a reply in the batch.
+	 */
+	if (req.cmd != XDP_FLOW_CMD_RULE_ADD && req.cmd != XDP_FLOW_CMD_RULE_DEL)
+		batch_flush(g);
 	umh_handle(u, &req);
 	return u->exiting ? NL_STOP : NL_OK;
 }
@@ -342,7 +421,13 @@ static int genl_connect_family(struct genl *g)
 			    NULL);
 	/* The module's requests carry their own SEQ attribute. */
 	nl_socket_disable_seq_check(g->sk);
-	nl_socket_enable_msg_peek(g->sk);
+	/* One read a message, into a buffer that holds any request (no
+	 * MSG_PEEK first to size it).
+	 */
+	nl_socket_disable_msg_peek(g->sk);
+	err = nl_socket_set_msg_buf_size(g->sk, RECV_BUF_SIZE);
+	if (err)
+		return err;
 	fd = nl_socket_get_fd(g->sk);
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)))
 		nl_socket_set_buffer_size(g->sk, SOCK_BUF_SIZE, SOCK_BUF_SIZE);
@@ -381,7 +466,8 @@ int genl_check_family(void)
 int genl_run(struct umh *u)
 {
 	struct genl g = { .send_lock = PTHREAD_MUTEX_INITIALIZER,
-			  .reply_fd = u->reply_fd };
+			  .reply_fd = u->reply_fd, .loop = pthread_self() };
+	struct nl_cb *cb = NULL;
 	int err;
 
 	if (g.reply_fd < 0) {
@@ -406,10 +492,32 @@ int genl_run(struct umh *u)
 		goto out;
 	}
 
+	/* Reads until none is left, then writes the replies and waits. */
+	err = nl_socket_set_nonblocking(g.sk);
+	cb = nl_socket_get_cb(g.sk);
+	if (err || !cb) {
+		pr_err("cannot set up the request loop: %s",
+		       nl_geterror(err ?: -NLE_NOMEM));
+		err = -1;
+		goto out;
+	}
 	while (!u->exiting && !g.family_gone && !g.fatal) {
-		err = nl_recvmsgs_default(g.sk);
-		if (err < 0 && err != -NLE_INTR && err != -NLE_AGAIN &&
-		    !u->exiting && !g.family_gone && !g.fatal) {
+		struct pollfd p = { .fd = nl_socket_get_fd(g.sk),
+				    .events = POLLIN };
+
+		err = nl_recvmsgs_report(g.sk, cb);
+		if (err > 0 || err == -NLE_INTR)
+			continue;
+		if (!err || err == -NLE_AGAIN) {
+			batch_flush(&g);
+			if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+				pr_err("waiting for requests: %s",
+				       strerror(errno));
+				break;
+			}
+			continue;
+		}
+		if (!u->exiting && !g.family_gone && !g.fatal) {
 			pr_err("receiving: %s", nl_geterror(err));
 			if (err == -NLE_BAD_SOCK)
 				break;
@@ -417,6 +525,10 @@ int genl_run(struct umh *u)
 	}
 	err = u->exiting ? 0 : -1;
 out:
+	/* SHUTDOWN's reply among them. */
+	batch_flush(&g);
+	if (cb)
+		nl_cb_put(cb);
 	/* A REPLY from the worker may still be on its way. */
 	attach_wait_idle(u->attach);
 	u->transport = NULL;

@@ -677,9 +677,9 @@ static int xdp_flow_helper_reply(struct nlattr **attrs)
  * The replies' channel: a SOCK_SEQPACKET pair per helper start. The module
  * keeps one end; the other is installed in the new process only (see
  * xdp_flow_helper_setup()), so whatever arrives here comes from the helper
- * the module started (or from whom it gave its descriptor to). One message
- * is one REPLY; a work item takes them, so nothing the waiting caller holds
- * can keep a reply out.
+ * the module started (or from whom it gave its descriptor to). A datagram
+ * holds one or more REPLY messages, whole; a work item takes them, so
+ * nothing the waiting caller holds can keep a reply out.
  */
 #define XDP_FLOW_REPLY_MAX	65536
 
@@ -696,9 +696,24 @@ static void xdp_flow_reply_ready(struct sock *sk)
 	queue_work(system_highpri_wq, &xdp_flow_reply_work);
 }
 
-static void xdp_flow_reply_work_fn(struct work_struct *work)
+/* Takes the REPLY messages in one datagram @buf of @len bytes. */
+static void xdp_flow_replies_take(const void *buf, int len)
 {
 	struct nlattr *tb[XDP_FLOW_ATTR_MAX + 1];
+	const struct nlmsghdr *nlh = buf;
+	int rem = len;
+
+	for (; nlmsg_ok(nlh, rem); nlh = nlmsg_next(nlh, &rem))
+		if (xdp_flow_genl_parse_reply(nlh, nlh->nlmsg_len, tb) ||
+		    xdp_flow_helper_reply(tb))
+			break;
+	if (rem > 0)
+		pr_warn_ratelimited("xdp_flow: a malformed reply from the helper (%d of %d bytes)\n",
+				    rem, len);
+}
+
+static void xdp_flow_reply_work_fn(struct work_struct *work)
+{
 	int n;
 
 	mutex_lock(&xdp_flow_reply_lock);
@@ -714,11 +729,12 @@ static void xdp_flow_reply_work_fn(struct work_struct *work)
 		/* Nothing left, or the helper's end is closed. */
 		if (n <= 0)
 			break;
-		if ((msg.msg_flags & MSG_TRUNC) ||
-		    xdp_flow_genl_parse_reply(xdp_flow_reply_buf, n, tb) ||
-		    xdp_flow_helper_reply(tb))
-			pr_warn_ratelimited("xdp_flow: a malformed reply from the helper (%d bytes)\n",
-					    n);
+		if (msg.msg_flags & MSG_TRUNC) {
+			pr_warn_ratelimited("xdp_flow: a reply from the helper over %d bytes\n",
+					    XDP_FLOW_REPLY_MAX);
+			continue;
+		}
+		xdp_flow_replies_take(xdp_flow_reply_buf, n);
 	}
 	mutex_unlock(&xdp_flow_reply_lock);
 }

@@ -32,8 +32,9 @@
  * helper -> module (HELLO over the family, accepted only from the process
  * the module started, which it identifies itself; REPLY, in the family's
  * message format, on the SOCK_SEQPACKET descriptor the module gives the
- * helper at start, --reply-fd=N, one message per send: never over the
- * family, whose receive path takes genetlink's global lock):
+ * helper at start, --reply-fd=N, one or more whole messages per send,
+ * each at an NLMSG_ALIGNTO boundary: never over the family, whose receive
+ * path takes genetlink's global lock):
  *   HELLO  VERSION [PROG_FD]             the helper (re)registers; the module
  *                                        answers with the usual ack, then
  *                                        replays: RULE_DEL and DEV_DETACH for
@@ -82,7 +83,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	12
+#define XDP_FLOW_ABI_VERSION	13
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 /*
