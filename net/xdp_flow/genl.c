@@ -221,7 +221,9 @@ static int xdp_flow_dump_one_rule(struct xdp_flow_entry *entry, void *arg)
 	    (entry->kind == XDP_FLOW_ENTRY_SOFTWARE && entry->why &&
 	     nla_put_string(ctx->skb, XDP_FLOW_ATTR_MSG, entry->why)) ||
 	    (entry->waiting &&
-	     nla_put_u32(ctx->skb, XDP_FLOW_ATTR_WAITING, 1))) {
+	     nla_put_u32(ctx->skb, XDP_FLOW_ATTR_WAITING, 1)) ||
+	    (xdp_flow_entry_in_flight(entry) &&
+	     nla_put_u32(ctx->skb, XDP_FLOW_ATTR_IN_FLIGHT, 1))) {
 		genlmsg_cancel(ctx->skb, hdr);
 		return -EMSGSIZE;
 	}

@@ -606,6 +606,23 @@ unsigned int xdp_flow_in_flight(void)
 	return n;
 }
 
+/**
+ * xdp_flow_entry_in_flight() - whether @entry's RULE_ADD is posted and the
+ *	helper has not answered it yet
+ * @entry: a rule; caller holds xdp_flow_lock
+ *
+ * Return: true while the rule is on its way into XDP.
+ */
+bool xdp_flow_entry_in_flight(struct xdp_flow_entry *entry)
+{
+	bool ret;
+
+	spin_lock_bh(&xdp_flow_flight_lock);
+	ret = entry->flight;
+	spin_unlock_bh(&xdp_flow_flight_lock);
+	return ret;
+}
+
 /*
  * Posts @entry's RULE_ADD when that is safe: a rule without port ranges
  * (they may take many flow entries), to a helper that has room for it; an

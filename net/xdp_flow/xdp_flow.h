@@ -177,6 +177,7 @@ int xdp_flow_replay(void);
 unsigned int xdp_flow_rule_count(void);
 unsigned int xdp_flow_ids_in_use(void);
 unsigned int xdp_flow_in_flight(void);
+bool xdp_flow_entry_in_flight(struct xdp_flow_entry *entry);
 void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
 /**
  * struct xdp_flow_visitor - what xdp_flow_walk_entries() calls

@@ -49,9 +49,14 @@ check_err $? "tc filter add of the exception failed (helper stopped)"
 fl=$(xf_status_get .in_flight)
 [[ "$fl" =~ ^[0-9]+$ ]] && [ "$fl" -ge 1 ]
 check_err $? "xdp-flow status counts ${fl:-no} rule changes in flight, not at least 1"
+rule=$(xf_rule_json xfv0 10)
+[ "$(echo "$rule" | jq -r '[.in_flight, .software, .waiting] | @tsv')" = "$(printf 'true\tfalse\tfalse')" ]
+check_err $? "xdp-flow show does not list the exception as in flight: $rule"
+"$XF_CLI" show dev xfv0 | grep -q "^dev xfv0 chain 0 prio 10 .* in_flight$"
+check_err $? "xdp-flow show (text) does not print the exception as in_flight: $("$XF_CLI" show dev xfv0 | grep "prio 10 ")"
 XF_NO_SETTLE=1 send_expect xfa 10.0.2.1 $N -- udp:xfb/veth_b+$N hw:xfv0/100+0 pk:xfv0/100+0
 XF_NO_SETTLE=1 send_expect xfa 10.0.3.1 $N -- hw:xfv0/5+$N udp:xfc/veth_c+0
-log_test "helper stopped, a prio 10 pass over the prio 100 drop in flight: its $N frames get through, the prio 5 drop still acts in XDP"
+log_test "helper stopped, a prio 10 pass over the prio 100 drop in flight (so xdp-flow show says): its $N frames get through, the prio 5 drop still acts in XDP"
 
 RET=0
 tc filter del dev xfv0 ingress pref 5
@@ -72,6 +77,9 @@ check_err $? "the helper was restarted"
 st=$(tc_hw_state "" xfv0 10)
 [ "$st" = in_hw ]
 check_err $? "the exception shows $st, not in_hw"
+rule=$(xf_rule_json xfv0 10)
+[ "$(echo "$rule" | jq -r .in_flight)" = false ]
+check_err $? "xdp-flow show still lists the exception as in flight: $rule"
 n=$("$XF_CLI" -j show dev xfv0 | jq '[.[] | select(.prio == 5)] | length')
 [ "$n" = 0 ]
 check_err $? "xdp-flow show lists ${n:-?} rules of the deleted prio 5"

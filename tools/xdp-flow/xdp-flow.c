@@ -1219,7 +1219,7 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	char name[IF_NAMESIZE + 16], why[256] = "";
 	const char *state, *reason;
 	uint32_t ifindex;
-	bool software, nft, waiting;
+	bool software, nft, waiting, in_flight;
 	uint64_t prio;
 
 	(void)arg;
@@ -1244,7 +1244,9 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	software = r.flags & XDP_FLOW_RULE_F_SOFTWARE;
 	nft = r.flags & XDP_FLOW_RULE_F_NFTABLES;
 	waiting = attr_u32(tb, XDP_FLOW_ATTR_WAITING, 0);
-	state = waiting ? "waiting" : software ? "software" : "in_xdp";
+	in_flight = attr_u32(tb, XDP_FLOW_ATTR_IN_FLIGHT, 0);
+	state = waiting ? "waiting" : in_flight ? "in_flight" :
+		software ? "software" : "in_xdp";
 	if (tb[XDP_FLOW_ATTR_MSG])
 		nla_strlcpy(why, tb[XDP_FLOW_ATTR_MSG], sizeof(why));
 	/* The module's messages start with its name, as TC prints them. */
@@ -1268,6 +1270,7 @@ static int rule_handler(struct nlattr **tb, void *arg)
 		jw_string("cookie", cookie);
 		jw_bool("software", software);
 		jw_bool("waiting", waiting);
+		jw_bool("in_flight", in_flight);
 		if (reason[0])
 			jw_string("why", reason);
 		print_key(&r);

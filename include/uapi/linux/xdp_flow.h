@@ -22,9 +22,11 @@
  *                                        [WAITING SHIELD_PRIO]
  *   RULE_GET    (dump) [IFINDEX]         one message per rule the module
  *                                        knows: RULE STATS [MSG] [WAITING]
- *                                        (MSG: why a software rule is not
- *                                        in XDP; WAITING 1: the XDP tables
- *                                        had no room for it)
+ *                                        [IN_FLIGHT] (MSG: why a software
+ *                                        rule is not in XDP; WAITING 1: the
+ *                                        XDP tables had no room for it;
+ *                                        IN_FLIGHT 1: the helper has not
+ *                                        put it in yet)
  *   STATUS_GET                           HELPER_STATE HELPER_PID
  *                                        HELPER_RESTARTS RULE_COUNT
  *                                        RULE_IDS IN_FLIGHT [TO_STACK]
@@ -495,7 +497,8 @@ enum xdp_flow_attr {
 	XDP_FLOW_ATTR_IN_FLIGHT,	/* u32, STATUS_GET: rule changes TC
 					 * made that the helper has not done
 					 * yet (what they may match goes to
-					 * the stack meanwhile)
+					 * the stack meanwhile); RULE_GET: 1
+					 * while the rule's add is one
 					 */
 	XDP_FLOW_ATTR_MAX_RULES,	/* u32, STATUS_GET: rule ids there
 					 * are (module parameter max_rules)
