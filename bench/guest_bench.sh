@@ -51,7 +51,10 @@
 #            XF_BENCH_RATE_ORDERS (default "one asc desc random": all
 #            pref 10, ascending, descending, shuffled); with xdp_flow
 #            also until every rule is in XDP (`xdp-flow wait` after tc
-#            returns: in_xdp_s); then deleting the qdisc.
+#            returns: in_xdp_s); then deleting the qdisc. XF_BENCH_RATE_REPS
+#            rounds (default XF_BENCH_REPS), each running both
+#            configurations of every order, first one then the other in
+#            turn; medians, and the range of the rounds' ratios.
 #   ping     Two namespaces on an OVS bridge: the round trip of a first
 #            ping (datapath flows flushed before it: upcall, flow set-up)
 #            and of the ping after it, with hw-offload off, on without
@@ -139,6 +142,7 @@ LAT_REPS=${XF_BENCH_LAT_REPS:-$d_lat_reps}
 LAT_PPS=${XF_BENCH_LAT_PPS:-2000}
 NRULES=${XF_BENCH_RULES:-$d_rules}
 RATE_ORDERS=${XF_BENCH_RATE_ORDERS:-one asc desc random}
+RATE_REPS=${XF_BENCH_RATE_REPS:-$d_reps}
 SCALE_RULES=${XF_BENCH_SCALE_RULES:-$d_scale_rules}
 PING_REPS=${XF_BENCH_PING_REPS:-$d_ping_reps}
 MISS_SECS=${XF_BENCH_MISS_SECS:-$d_miss_secs}
@@ -1041,103 +1045,152 @@ rate_rules()
 			d, $1, 100 + int(i / 65536), int(i / 256) % 256, i % 256 }'
 }
 
+# rate_run <cfg> <order>: one tc -b of NRULES rules on <cfg>'s device, then
+# tc qdisc del. Sets R_ADD, R_RPS, R_IN_XDP, R_DEL, R_EMPTY (seconds, rules
+# per second; R_IN_XDP and R_EMPTY for xdp_flow only), R_ADD empty when it
+# could not be measured.
+rate_run()
+{
+	local cfg=$1 order=$2 d=rd_tc t0 t1 rc n
+
+	R_ADD= R_RPS= R_IN_XDP= R_DEL= R_EMPTY=
+	if [ $cfg = xdp_flow ]; then
+		d=rd_xdp
+		if [ "$XF_READY" != 1 ]; then
+			note rate "xdp_flow: the module or its helper is not running"
+			return 1
+		fi
+		xf_enable $d || { note rate "xdp_flow: cannot enable $d"; return 1; }
+	else
+		tc qdisc add dev $d clsact || { note rate "$cfg: cannot add clsact"; return 1; }
+	fi
+	rate_rules $d "$order" >"$TMP/rules.$d"
+	now; t0=$NOW
+	timeout 900 tc -b "$TMP/rules.$d" >"$TMP/tc.out" 2>&1
+	rc=$?
+	now; t1=$NOW
+	R_ADD=$(calc "($t1 - $t0) / 1e6")
+	if [ $rc != 0 ]; then
+		note rate "$cfg $order: tc -b failed (rc $rc) after $R_ADD s: $(tail -n 2 "$TMP/tc.out" | tr '\n' ' ')"
+		R_ADD=
+		tc qdisc del dev $d clsact 2>/dev/null
+		[ $cfg = xdp_flow ] && "$XF_CLI" disable dev $d >/dev/null 2>&1
+		return 1
+	fi
+	n=$NRULES
+	if [ $cfg = xdp_flow ]; then
+		# tc returns before the helper has put the last rules into
+		# XDP: the time until all are there
+		"$XF_CLI" wait timeout 600 ||
+			note rate "xdp_flow $order: xdp-flow wait failed"
+		now
+		R_IN_XDP=$(calc "($NOW - $t0) / 1e6")
+		n=$(xf_dev_rules $d)
+		[ "$n" = "$NRULES" ] ||
+			note rate "xdp_flow $order: xdp-flow status counts ${n:-?} rules on $d, not $NRULES"
+		[[ $n =~ ^[0-9]+$ ]] || n=0
+	fi
+	R_RPS=$(calc "$n / $R_ADD")
+	log "rate $cfg $order: $n rules in $R_ADD s ($R_RPS rules/s)${R_IN_XDP:+, all in XDP after $R_IN_XDP s}"
+
+	now; t0=$NOW
+	tc qdisc del dev $d clsact
+	rc=$?
+	now; t1=$NOW
+	R_DEL=$(calc "($t1 - $t0) / 1e6")
+	[ $rc = 0 ] || note rate "$cfg $order: tc qdisc del failed"
+	if [ $cfg = xdp_flow ]; then
+		# should the module take them out of XDP after the block
+		# went, count that too (one status poll costs ~1 s here)
+		while n=$(xf_dev_rules $d) && [ -n "$n" ] && [ "$n" != 0 ] &&
+		      [ $(( ${EPOCHREALTIME/./} - t0 )) -lt 300000000 ]; do
+			bsleep 0.1
+		done
+		now
+		[ "${n:-0}" = 0 ] || note rate "xdp_flow $order: $n rules still in XDP after the qdisc went"
+		R_EMPTY=$(calc "($NOW - $t0) / 1e6")
+		log "rate $cfg $order: qdisc del $R_DEL s, XDP empty after $R_EMPTY s"
+		"$XF_CLI" disable dev $d >/dev/null 2>&1
+	fi
+	return 0
+}
+
+# RATE_REPS rounds; in each, every order runs both configurations, the
+# first of the pair alternating between rounds (the host drifts). The
+# table gives medians over the rounds, and the range of the rounds'
+# ratios (each round's xdp_flow rate over its tc_flower rate).
 section_rate()
 {
-	local cfg d t0 t1 rc n add_s del_s rps r order
+	local cfg order rep first m r lo hi k
 	local -A rate=()
 
-	log "== rate: $NRULES flower rules through tc -b, with and without xdp_flow, prio orders: $RATE_ORDERS"
+	log "== rate: $NRULES flower rules through tc -b, with and without xdp_flow, prio orders: $RATE_ORDERS, $RATE_REPS rounds"
 	veth_pairs rd_xdp:rp_xdp rd_tc:rp_tc || { note rate "cannot create the veth pairs"; rate_cleanup; return 1; }
 
-	sum ""
-	sum "rate: $NRULES rules (distinct dst_ip, action drop) through tc -b, prio order one (all 10), asc, desc or random; then tc qdisc del"
-	sum "$(printf '  %-7s %-10s %10s %10s %10s %10s %14s' order config 'add s' 'rules/s' ratio 'del s' 'XDP empty s')"
-	for order in $RATE_ORDERS; do
-		# interleaved: software, then offloaded, in each order
-		for cfg in tc_flower xdp_flow; do
-			d=rd_tc
-			if [ $cfg = xdp_flow ]; then
-				d=rd_xdp
-				if [ "$XF_READY" != 1 ]; then
-					note rate "xdp_flow: the module or its helper is not running"
-					continue
+	for ((rep = 1; rep <= RATE_REPS; rep++)); do
+		for order in $RATE_ORDERS; do
+			first="tc_flower xdp_flow"
+			((rep % 2)) || first="xdp_flow tc_flower"
+			for cfg in $first; do
+				rate_run $cfg "$order" || continue
+				csv rate "$cfg" "add_s_${order}_run$rep" "$R_ADD" s
+				rate[$cfg.$order.add]+=" $R_ADD"
+				rate[$cfg.$order.rps]+=" $R_RPS"
+				rate[$cfg.$order.del]+=" $R_DEL"
+				rate[$cfg.$order.rps.$rep]=$R_RPS
+				if [ -n "$R_IN_XDP" ]; then
+					rate[$cfg.$order.in_xdp]+=" $R_IN_XDP"
+					rate[$cfg.$order.empty]+=" $R_EMPTY"
 				fi
-				xf_enable $d || { note rate "xdp_flow: cannot enable $d"; continue; }
-			else
-				tc qdisc add dev $d clsact || { note rate "$cfg: cannot add clsact"; continue; }
+			done
+			if [ -n "${rate[xdp_flow.$order.rps.$rep]:-}" ] &&
+			   [ -n "${rate[tc_flower.$order.rps.$rep]:-}" ]; then
+				r=$(calc "${rate[xdp_flow.$order.rps.$rep]} / ${rate[tc_flower.$order.rps.$rep]}")
+				rate[$order.ratios]+=" $r"
+				csv rate xdp_flow "ratio_to_tc_flower_${order}_run$rep" "$r" ratio
 			fi
-			rate_rules $d "$order" >"$TMP/rules.$d"
-			now; t0=$NOW
-			timeout 900 tc -b "$TMP/rules.$d" >"$TMP/tc.out" 2>&1
-			rc=$?
-			now; t1=$NOW
-			add_s=$(calc "($t1 - $t0) / 1e6")
-			if [ $rc != 0 ]; then
-				note rate "$cfg $order: tc -b failed (rc $rc) after $add_s s: $(tail -n 2 "$TMP/tc.out" | tr '\n' ' ')"
-				tc qdisc del dev $d clsact 2>/dev/null
-				[ $cfg = xdp_flow ] && "$XF_CLI" disable dev $d >/dev/null 2>&1
-				continue
-			fi
-			n=$NRULES
-			if [ $cfg = xdp_flow ]; then
-				# tc returns before the helper has put the last
-				# rules into XDP: the time until all are there
-				"$XF_CLI" wait timeout 600 ||
-					note rate "xdp_flow $order: xdp-flow wait failed"
-				now
-				rate[$cfg.$order.in_xdp]=$(calc "($NOW - $t0) / 1e6")
-				csv rate "$cfg" "in_xdp_s_$order" "${rate[$cfg.$order.in_xdp]}" s
-				n=$(xf_dev_rules $d)
-				[ "$n" = "$NRULES" ] ||
-					note rate "xdp_flow $order: xdp-flow status counts ${n:-?} rules on $d, not $NRULES"
-				[[ $n =~ ^[0-9]+$ ]] || n=0
-			fi
-			rps=$(calc "$n / $add_s")
-			rate[$cfg.$order]=$rps
-			csv rate "$cfg" "rules_$order" "$n" count
-			csv rate "$cfg" "add_s_$order" "$add_s" s
-			csv rate "$cfg" "rules_per_s_$order" "$rps" rules/s
-			log "rate $cfg $order: $n rules in $add_s s ($rps rules/s)"
-
-			now; t0=$NOW
-			tc qdisc del dev $d clsact
-			rc=$?
-			now; t1=$NOW
-			del_s=$(calc "($t1 - $t0) / 1e6")
-			[ $rc = 0 ] || note rate "$cfg $order: tc qdisc del failed"
-			csv rate "$cfg" "del_s_$order" "$del_s" s
-			if [ $cfg = xdp_flow ]; then
-				# should the module take them out of XDP after the
-				# block went, count that too (one status poll costs
-				# ~1 s here)
-				while n=$(xf_dev_rules $d) && [ -n "$n" ] && [ "$n" != 0 ] &&
-				      [ $(( ${EPOCHREALTIME/./} - t0 )) -lt 300000000 ]; do
-					bsleep 0.1
-				done
-				now
-				[ "${n:-0}" = 0 ] || note rate "xdp_flow $order: $n rules still in XDP after the qdisc went"
-				rate[$cfg.$order.empty]=$(printf '%.2f' "$(calc "($NOW - $t0) / 1e6")")
-				csv rate "$cfg" "xdp_empty_s_$order" "${rate[$cfg.$order.empty]}" s
-				log "rate $cfg $order: qdisc del $del_s s, XDP empty after ${rate[$cfg.$order.empty]} s"
-				"$XF_CLI" disable dev $d >/dev/null 2>&1
-			fi
-			rate[$cfg.$order.line]=$(printf '  %-7s %-10s %10.2f %10.1f' "$order" $cfg "$add_s" "$rps")
-			rate[$cfg.$order.del]=$del_s
 		done
+	done
+
+	sum ""
+	sum "rate: $NRULES rules (distinct dst_ip, action drop) through tc -b, prio order one (all 10), asc, desc or random; then tc qdisc del; medians of $RATE_REPS rounds"
+	sum "$(printf '  %-7s %-10s %8s %9s %7s %13s %9s %8s %11s' order config 'add s' 'rules/s' ratio 'round ratios' 'in XDP s' 'del s' 'XDP empty s')"
+	for order in $RATE_ORDERS; do
 		for cfg in tc_flower xdp_flow; do
-			[ -n "${rate[$cfg.$order]:-}" ] || continue
-			r=-
-			if [ -n "${rate[tc_flower.$order]:-}" ]; then
-				r=$(calc "${rate[$cfg.$order]} / ${rate[tc_flower.$order]}")
-				csv rate "$cfg" "ratio_to_tc_flower_$order" "$r" ratio
+			[ -n "${rate[$cfg.$order.rps]:-}" ] || continue
+			for k in add rps del in_xdp empty; do
+				m=
+				# shellcheck disable=SC2086
+				[ -n "${rate[$cfg.$order.$k]:-}" ] &&
+					m=$(median ${rate[$cfg.$order.$k]})
+				rate[$cfg.$order.$k.med]=$m
+				[ -n "$m" ] || continue
+				case $k in
+				rps)	csv rate "$cfg" "rules_per_s_$order" "$m" rules/s ;;
+				empty)	csv rate "$cfg" "xdp_empty_s_$order" "$m" s ;;
+				*)	csv rate "$cfg" "${k}_s_$order" "$m" s ;;
+				esac
+			done
+			r=- lo=-
+			if [ $cfg = xdp_flow ] && [ -n "${rate[tc_flower.$order.rps.med]:-}" ]; then
+				r=$(calc "${rate[xdp_flow.$order.rps.med]} / ${rate[tc_flower.$order.rps.med]}")
+				csv rate xdp_flow "ratio_to_tc_flower_$order" "$r" ratio
 				r=$(printf '%.2f' "$r")
+				if [ -n "${rate[xdp_flow.$order.in_xdp.med]:-}" ]; then
+					csv rate xdp_flow "in_xdp_ratio_to_tc_flower_$order" \
+						"$(calc "$NRULES / ${rate[xdp_flow.$order.in_xdp.med]} / ${rate[tc_flower.$order.rps.med]}")" ratio
+				fi
+				# shellcheck disable=SC2086
+				if [ -n "${rate[$order.ratios]:-}" ]; then
+					lo=$(printf '%s\n' ${rate[$order.ratios]} | sort -g | head -n 1)
+					hi=$(printf '%s\n' ${rate[$order.ratios]} | sort -g | tail -n 1)
+					lo=$(printf '%.2f-%.2f' "$lo" "$hi")
+				fi
 			fi
-			if [ -n "${rate[$cfg.$order.in_xdp]:-}" ] &&
-			   [ -n "${rate[tc_flower.$order]:-}" ]; then
-				csv rate "$cfg" "in_xdp_ratio_to_tc_flower_$order" \
-					"$(calc "$NRULES / ${rate[$cfg.$order.in_xdp]} / ${rate[tc_flower.$order]}")" ratio
-			fi
-			sum "$(printf '%s %10s %10.2f %14s' "${rate[$cfg.$order.line]}" "$r" "${rate[$cfg.$order.del]}" "${rate[$cfg.$order.empty]:--}")"
+			sum "$(printf '  %-7s %-10s %8.2f %9.1f %7s %13s %9s %8.2f %11s' "$order" $cfg \
+				"${rate[$cfg.$order.add.med]}" "${rate[$cfg.$order.rps.med]}" "$r" "$lo" \
+				"${rate[$cfg.$order.in_xdp.med]:--}" "${rate[$cfg.$order.del.med]}" \
+				"${rate[$cfg.$order.empty.med]:--}")"
 		done
 	done
 	rate_cleanup
