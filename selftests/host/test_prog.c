@@ -1133,18 +1133,24 @@ static void measure(void)
 }
 
 /* How fast rules go in and out when their mask exists already. */
-/* Adds @n rules of one mask, prio ascending or descending; us per add. */
-static double insert_us(int n, bool descending)
+enum prio_order { PRIO_ASC, PRIO_DESC, PRIO_SHUFFLED };
+
+/* Adds @n rules of one mask, prio in @order; us per add. */
+static double insert_us(int n, enum prio_order order)
 {
 	struct timespec t0, t1;
-	int i;
+	int i, prio;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/* 7919 is prime, so i * 7919 mod n visits every prio once. */
+		prio = order == PRIO_DESC ? n - i :
+		       order == PRIO_SHUFFLED ? (int)((long)i * 7919 % n) + 1 :
+		       i + 1;
 		if (add("id=%d prio=%d dev=%d dst_ip=10.%d.%d.%d action=drop",
-			i, descending ? n - i : i + 1, IFINDEX, i >> 16,
-			(i >> 8) & 0xff, i & 0xff))
+			i, prio, IFINDEX, i >> 16, (i >> 8) & 0xff, i & 0xff))
 			break;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (table_rule_count(tbl) != (unsigned int)n)
 		fail("%u rules, not %d", table_rule_count(tbl), n);
@@ -1155,17 +1161,19 @@ static double insert_us(int n, bool descending)
 static void measure_insert(void)
 {
 	struct timespec t1, t2;
-	double asc, desc;
+	double asc, desc, shuffled;
 	int n = 10000;
 
-	desc = insert_us(n, true);
+	desc = insert_us(n, PRIO_DESC);
 	del_all();
-	asc = insert_us(n, false);
+	shuffled = insert_us(n, PRIO_SHUFFLED);
+	del_all();
+	asc = insert_us(n, PRIO_ASC);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	del_all();
 	clock_gettime(CLOCK_MONOTONIC, &t2);
-	printf("# %d rules in one mask: %.1f us per add (%.1f in descending prio), %.1f us per delete\n",
-	       n, asc, desc,
+	printf("# %d rules in one mask: %.1f us per add (%.1f in descending prio, %.1f shuffled), %.1f us per delete\n",
+	       n, asc, desc, shuffled,
 	       ((t2.tv_sec - t1.tv_sec) * 1e9 + (t2.tv_nsec - t1.tv_nsec)) /
 	       1e3 / n);
 	if (table_rule_count(tbl))
