@@ -1163,6 +1163,7 @@ section_rate()
 				# shellcheck disable=SC2086
 				[ -n "${rate[$cfg.$order.$k]:-}" ] &&
 					m=$(median ${rate[$cfg.$order.$k]})
+				[ -z "$m" ] || m=$(printf '%.2f' "$m")
 				rate[$cfg.$order.$k.med]=$m
 				[ -n "$m" ] || continue
 				case $k in
