@@ -1181,6 +1181,24 @@ static void measure_insert(void)
 	log_test("10000 rules added in each prio order and deleted (timing, see the comment line)");
 }
 
+/* The fixtures' program and tables, kept while a case loads its own. */
+struct fixtures {
+	struct xdp_flow_bpf *skel;
+	struct table *tbl;
+	int prog_fd;
+};
+
+/* Frees the case's own tables and program, and puts @keep back. */
+static void own_tables_end(const struct fixtures *keep)
+{
+	table_free(tbl);
+	if (skel)
+		dp_close(skel);
+	skel = keep->skel;
+	tbl = keep->tbl;
+	prog_fd = keep->prog_fd;
+}
+
 /*
  * Capacity at its most: a flow table sized for XDP_FLOW_MAX_FLOWS (the
  * module's max_flows at its maximum) takes that many entries, 64 per rule
@@ -1190,9 +1208,7 @@ static void measure_insert(void)
  */
 static void test_capacity(void)
 {
-	struct xdp_flow_bpf *keep_skel = skel;
-	struct table *keep_tbl = tbl;
-	int keep_fd = prog_fd;
+	struct fixtures keep = { skel, tbl, prog_fd };
 	const unsigned int n = XDP_FLOW_MAX_FLOWS / 64;
 	char msg[UMH_MSG_LEN], dst[32];
 	struct timespec t0, t1;
@@ -1238,12 +1254,7 @@ static void test_capacity(void)
 	expect("the last rule, before the shield", &f, XDP_DROP, i, 1, tcb(&f));
 out:
 	log_test("1,047,552 flow entries (max_flows at its most), then -ENOSPC; a shield still fits");
-	table_free(tbl);
-	if (skel)
-		dp_close(skel);
-	skel = keep_skel;
-	tbl = keep_tbl;
-	prog_fd = keep_fd;
+	own_tables_end(&keep);
 }
 
 /*
@@ -1253,9 +1264,7 @@ out:
  */
 static void test_max_rules(void)
 {
-	struct xdp_flow_bpf *keep_skel = skel;
-	struct table *keep_tbl = tbl;
-	int keep_fd = prog_fd;
+	struct fixtures keep = { skel, tbl, prog_fd };
 	const __u32 base = XDP_FLOW_MIN_RULES - XDP_FLOW_MAX_SHIELDS;
 	struct xdp_flow_rule shield = shield_rule;
 	char msg[UMH_MSG_LEN];
@@ -1292,12 +1301,7 @@ static void test_max_rules(void)
 		fail("the first shield id %u refused: %s", base, msg);
 out:
 	log_test("2048 rule ids (max_rules at its least): tables sized for them, shields on top, ids beyond refused");
-	table_free(tbl);
-	if (skel)
-		dp_close(skel);
-	skel = keep_skel;
-	tbl = keep_tbl;
-	prog_fd = keep_fd;
+	own_tables_end(&keep);
 }
 
 /* Every fixture case; each leaves the tables empty. */
