@@ -316,9 +316,10 @@ struct xdp_flow_port_range {
 						 * flags offload, not by TC
 						 */
 #define XDP_FLOW_RULE_F_SHIELD		0x4	/* a device's shield: with
-						 * F_SOFTWARE, id from
-						 * XDP_FLOW_SHIELD_ID_BASE,
-						 * key and mask the ifindex
+						 * F_SOFTWARE, id among the
+						 * top XDP_FLOW_MAX_SHIELDS
+						 * of max_rules, key and
+						 * mask the ifindex
 						 */
 
 /* Added to an nftables chain's priority (1 .. 65535) in a rule's @order:
