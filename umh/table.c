@@ -242,10 +242,15 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
  */
 static const struct xdp_flow_key shield_mask = { .ifindex = 0xffffffff };
 
-/* The top XDP_FLOW_MAX_SHIELDS ids of the @t->max_rules. */
+/* Shields have the top XDP_FLOW_MAX_SHIELDS ids of the @t->max_rules. */
+static __u32 shield_id_base(const struct table *t)
+{
+	return t->max_rules - XDP_FLOW_MAX_SHIELDS;
+}
+
 static bool is_shield_id(const struct table *t, __u32 id)
 {
-	return id >= t->max_rules - XDP_FLOW_MAX_SHIELDS && id < t->max_rules;
+	return id >= shield_id_base(t) && id < t->max_rules;
 }
 
 /* A shield matches every frame of one device and hands it to the stack. */
@@ -278,7 +283,7 @@ static int rule_check(const struct table *t, const struct xdp_flow_rule *r,
 	if (!(r->flags & XDP_FLOW_RULE_F_SHIELD) != !is_shield_id(t, r->id) ||
 	    (is_shield_id(t, r->id) && !shield_ok(r))) {
 		snprintf(msg, len, "rule %u: shields are software rules on the ifindex alone, with ids from %u",
-			 r->id, t->max_rules - XDP_FLOW_MAX_SHIELDS);
+			 r->id, shield_id_base(t));
 		return -EINVAL;
 	}
 	if (r->nr_actions > XDP_FLOW_MAX_ACTIONS) {
@@ -617,7 +622,7 @@ static int list_publish(struct table *t)
 
 	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
 		min[i] = ~0ULL;
-	for (i = 0; i < XDP_FLOW_MAX_RULES; i++) {
+	for (i = 0; i < t->max_rules; i++) {
 		struct trule *r = t->rules[i];
 		unsigned int j, m;
 
@@ -1032,7 +1037,7 @@ int table_stats_all(struct table *t, struct xdp_flow_stats **st, size_t *nr)
 	*st = calloc(t->nr_rules ? t->nr_rules : 1, sizeof(**st));
 	if (!*st)
 		return -ENOMEM;
-	for (id = 0; id < XDP_FLOW_MAX_RULES && n < t->nr_rules; id++) {
+	for (id = 0; id < t->max_rules && n < t->nr_rules; id++) {
 		if (!t->rules[id])
 			continue;
 		err = table_stats(t, id, &(*st)[n], msg, sizeof(msg));
@@ -1061,7 +1066,7 @@ int table_sync(struct table *t, char *msg, size_t len)
 	int err, ret = 0;
 	__u32 id;
 
-	for (id = 0; id < XDP_FLOW_MAX_RULES; id++) {
+	for (id = 0; id < t->max_rules; id++) {
 		struct trule *r = t->rules[id];
 
 		if (!r || r->epoch == t->epoch)
@@ -1236,7 +1241,7 @@ static void recover_prune(struct table *t)
 	while (!bpf_map_get_next_key(t->defs_fd, pid, &next)) {
 		id = next;
 		pid = &id;
-		if (!t->rules[id]) {
+		if (id >= t->max_rules || !t->rules[id]) {
 			struct xdp_flow_dp_rule dp = {};
 
 			bpf_map_update_elem(t->rules_fd, &id, &dp, BPF_ANY);
@@ -1264,13 +1269,13 @@ int table_recover(struct table *t)
 	if (err)
 		return err;
 	recover_ids(t);
-	for (i = 0; i < XDP_FLOW_MAX_RULES; i++) {
+	for (i = 0; i < t->max_rules; i++) {
 		struct trule *r = t->rules[i];
 
 		for (j = 0; r && j < r->nr_entries; j++)
 			flow_link(t, &r->entries[j]);
 	}
-	for (i = 0; i < XDP_FLOW_MAX_RULES; i++) {
+	for (i = 0; i < t->max_rules; i++) {
 		struct trule *r = t->rules[i];
 
 		for (j = 0; r && j < r->nr_entries; j++) {
@@ -1333,15 +1338,14 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 	/* As dp_open() sized the maps. */
 	t->max_rules = bpf_map__max_entries(skel->maps.xf_rules);
 	t->ncpus = libbpf_num_possible_cpus();
-	t->rules = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->rules));
-	t->del_barrier = calloc(XDP_FLOW_MAX_RULES, sizeof(*t->del_barrier));
+	t->rules = calloc(t->max_rules, sizeof(*t->rules));
+	t->del_barrier = calloc(t->max_rules, sizeof(*t->del_barrier));
 	t->buckets = calloc(FLOW_BUCKETS, sizeof(*t->buckets));
 	t->exp = calloc(XDP_FLOW_MAX_RULE_ENTRIES, sizeof(*t->exp));
-	t->counters_dirty = malloc(XDP_FLOW_MAX_RULES *
-				   sizeof(*t->counters_dirty));
+	t->counters_dirty = malloc(t->max_rules * sizeof(*t->counters_dirty));
 	if (t->counters_dirty)
-		memset(t->counters_dirty, 1, XDP_FLOW_MAX_RULES *
-		       sizeof(*t->counters_dirty));
+		memset(t->counters_dirty, 1,
+		       t->max_rules * sizeof(*t->counters_dirty));
 	if (t->ncpus > 0) {
 		t->zero_counters = calloc(t->ncpus, sizeof(*t->zero_counters));
 		t->percpu_buf = calloc(t->ncpus, sizeof(*t->percpu_buf));
@@ -1389,7 +1393,7 @@ void table_free(struct table *t)
 	if (!t)
 		return;
 	if (t->rules)
-		for (i = 0; i < XDP_FLOW_MAX_RULES; i++)
+		for (i = 0; i < t->max_rules; i++)
 			free(t->rules[i]);
 	if (t->list_fd >= 0)
 		close(t->list_fd);
