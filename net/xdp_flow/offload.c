@@ -164,6 +164,12 @@ static void xdp_flow_id_put(u32 id, bool held)
 		xdp_flow_id_free(id);
 }
 
+/* Shields have the top XDP_FLOW_MAX_SHIELDS ids, rules those below. */
+static unsigned int xdp_flow_shield_id_base(void)
+{
+	return xdp_flow_max_rules() - XDP_FLOW_MAX_SHIELDS;
+}
+
 /*
  * Takes a free rule id, round-robin rather than lowest-first. Before the
  * helper gives a rule new content under an id it has just taken out, it
@@ -174,7 +180,7 @@ static void xdp_flow_id_put(u32 id, bool held)
  */
 static int xdp_flow_id_get(void)
 {
-	unsigned int base = xdp_flow_max_rules() - XDP_FLOW_MAX_SHIELDS;
+	unsigned int base = xdp_flow_shield_id_base();
 	unsigned int start = READ_ONCE(xdp_flow_id_next) % base;
 	int id;
 
@@ -1783,8 +1789,7 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 		mutex_unlock(&xdp_flow_lock);
 		return -ENOMEM;
 	}
-	err = ida_alloc_range(&xdp_flow_ids,
-			      xdp_flow_max_rules() - XDP_FLOW_MAX_SHIELDS,
+	err = ida_alloc_range(&xdp_flow_ids, xdp_flow_shield_id_base(),
 			      xdp_flow_max_rules() - 1, GFP_KERNEL);
 	if (err < 0) {
 		mutex_unlock(&xdp_flow_lock);
