@@ -501,8 +501,10 @@ static const char *helper_state_name(uint32_t state)
 	}
 }
 
-/* A device name for display; "ifindex N" when it has gone away. */
-/* The last name asked for is kept: a dump lists many rules of a device. */
+/*
+ * A device name for display; "ifN" when it has gone away. The last one is
+ * kept: a dump lists many rules of one device.
+ */
 static const char *dev_name(uint32_t ifindex, char *buf, size_t len)
 {
 	static char name[IF_NAMESIZE + 16];
