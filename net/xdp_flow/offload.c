@@ -3,8 +3,9 @@
  * xdp_flow: the indirect flow-block driver and the authoritative rule table.
  *
  * The module binds to the clsact-ingress flow block of every device TC or
- * nftables offers it, and remembers every rule offered there, offloaded or
- * not. Rules of devices where offload is enabled go to the helper:
+ * nftables offers it, and remembers every rule offered there: in full where
+ * offload is enabled, else only its place in TC's order. Rules of devices
+ * where offload is enabled go to the helper:
  * offloadable ones to be executed in XDP, the others as software rules that
  * hand their packets to the stack. The XDP tables then always hold a prefix,
  * in TC's order, of what TC holds, so a packet either meets in XDP the rule
@@ -126,7 +127,7 @@ static void xdp_flow_mask_put(struct xdp_flow_mask_ref *ref)
 
 /* --- entries --- */
 
-/* One per rule of every bound block: 552 bytes, not kmalloc's 1 KiB. */
+/* One per rule of an enabled device: 552 bytes, not kmalloc's 1 KiB. */
 static struct kmem_cache *xdp_flow_entry_cache;
 
 /* Every lookup holds xdp_flow_lock: an entry may be freed once removed. */
@@ -208,6 +209,89 @@ static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
 	xdp_flow_mask_put(entry->mask);
 	xdp_flow_id_put(entry->rule.id, entry->stale);
 	kmem_cache_free(xdp_flow_entry_cache, entry);
+}
+
+/* --- places: what is kept of TC's rules where offload is not enabled --- */
+
+/**
+ * struct xdp_flow_place - a TC rule of a device where offload is not enabled
+ * @list: in the binding's places
+ * @node: in the binding's place_cookies
+ * @cookie: TC's cookie
+ * @mask: its flower mask, which ranks it among the rules of its prio
+ * @packets: packets XDP counted for the rule that TC was not told of (TC
+ *	asks only for the counters of rules in_hw, and offload was disabled
+ *	since); they reach TC once the rule is in XDP again
+ * @bytes: their bytes
+ *
+ * TC offers a block's rules to a driver only as it binds the block, and
+ * what it offers again later (reoffload) does not say in which order
+ * flower tries its masks. So the module is bound to every block and keeps
+ * this much of each rule: enough for enabling the device to offload them
+ * all in TC's order. The rest is made only then (xdp_flow_places_take()).
+ */
+struct xdp_flow_place {
+	struct list_head list;
+	struct rhash_head node;
+	unsigned long cookie;
+	struct xdp_flow_mask_ref *mask;
+	u64 packets;
+	u64 bytes;
+};
+
+static struct kmem_cache *xdp_flow_place_cache;
+
+static const struct rhashtable_params xdp_flow_place_params = {
+	.key_len = sizeof(unsigned long),
+	.key_offset = offsetof(struct xdp_flow_place, cookie),
+	.head_offset = offsetof(struct xdp_flow_place, node),
+	.automatic_shrinking = true,
+};
+
+static struct xdp_flow_place *
+xdp_flow_place_find(struct xdp_flow_binding *b, unsigned long cookie)
+{
+	return rhashtable_lookup_fast(&b->place_cookies, &cookie,
+				      xdp_flow_place_params);
+}
+
+static void xdp_flow_place_free(struct xdp_flow_binding *b,
+				struct xdp_flow_place *place)
+{
+	rhashtable_remove_fast(&b->place_cookies, &place->node,
+			       xdp_flow_place_params);
+	list_del(&place->list);
+	xdp_flow_mask_put(place->mask);
+	kmem_cache_free(xdp_flow_place_cache, place);
+}
+
+/* Keeps the place of TC's rule @f on @b, whose device is not enabled. */
+static int xdp_flow_place_add(struct xdp_flow_binding *b,
+			      struct flow_cls_offload *f)
+{
+	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
+	struct xdp_flow_place *place;
+	int err;
+
+	place = kmem_cache_zalloc(xdp_flow_place_cache, GFP_KERNEL);
+	if (!place)
+		return -ENOMEM;
+	place->mask = xdp_flow_mask_get(b, f->common.chain_index,
+					f->common.prio, fr->match.mask);
+	if (!place->mask) {
+		kmem_cache_free(xdp_flow_place_cache, place);
+		return -ENOMEM;
+	}
+	place->cookie = f->cookie;
+	err = rhashtable_insert_fast(&b->place_cookies, &place->node,
+				     xdp_flow_place_params);
+	if (err) {
+		xdp_flow_mask_put(place->mask);
+		kmem_cache_free(xdp_flow_place_cache, place);
+		return err;
+	}
+	list_add_tail(&place->list, &b->places);
+	return 0;
 }
 
 /*
@@ -882,6 +966,7 @@ static int xdp_flow_cls_destroy(struct xdp_flow_binding *b,
 				struct flow_cls_offload *f)
 {
 	struct xdp_flow_entry *entry = xdp_flow_entry_find(b, f->cookie);
+	struct xdp_flow_place *place;
 	bool room, taken;
 
 	/*
@@ -889,8 +974,14 @@ static int xdp_flow_cls_destroy(struct xdp_flow_binding *b,
 	 * each callback that says 0 here: only for rules we took. (nftables
 	 * aborts its transaction on an error, and keeps only rules we took.)
 	 */
-	if (!entry)
-		return b->nft ? 0 : -EOPNOTSUPP;
+	if (!entry) {
+		if (b->nft)
+			return 0;
+		place = xdp_flow_place_find(b, f->cookie);
+		if (place)
+			xdp_flow_place_free(b, place);
+		return -EOPNOTSUPP;
+	}
 	taken = b->nft || entry->kind == XDP_FLOW_ENTRY_OFFLOAD;
 	room = entry->installed;
 	xdp_flow_entry_uninstall(entry);
@@ -951,6 +1042,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
 	struct xdp_flow_dev *xdev = xdp_flow_dev_find(b->ifindex);
 	struct netlink_ext_ack *report = xdev ? extack : NULL;
+	struct xdp_flow_place *place;
 	struct xdp_flow_entry *entry;
 	int err;
 
@@ -958,6 +1050,27 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	if (entry) {
 		xdp_flow_entry_uninstall(entry);
 		xdp_flow_entry_free(entry);
+	}
+	place = xdp_flow_place_find(b, f->cookie);
+	if (place)
+		xdp_flow_place_free(b, place);
+
+	if (!xdev) {
+		/*
+		 * Not enabled: nothing is offloaded, translated or kept but
+		 * the rule's place in TC's order. nftables fails the
+		 * transaction of a rule a driver refused
+		 * (xdp_flow_nft_refused()): nothing to keep.
+		 */
+		if (b->nft)
+			return -EOPNOTSUPP;
+		err = xdp_flow_place_add(b, f);
+		if (err) {
+			/* Enabling the device cannot order its rules now. */
+			b->unseen_rules = true;
+			return err;
+		}
+		return -EOPNOTSUPP;
 	}
 
 	entry = kmem_cache_zalloc(xdp_flow_entry_cache, GFP_KERNEL);
@@ -981,16 +1094,6 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	}
 	list_add_tail(&entry->list, &b->entries);
 
-	if (!xdev) {
-		/*
-		 * Not enabled: nothing is offloaded, nothing translated, no
-		 * rule id taken. The rule is kept for its place only (its
-		 * flower mask's rank): enabling the device offers it again
-		 * (xdp_flow_reoffer()) and orders it as flower does.
-		 */
-		xdp_flow_entry_to_software(entry);
-		return -EOPNOTSUPP;
-	}
 	err = xdp_flow_entry_translate(entry, f, xdev, report);
 	if (xdev->replaying)
 		/* xdp_flow_dev_enable() installs it with the others. */
@@ -1257,6 +1360,7 @@ xdp_flow_binding_find(struct net_device *dev, struct flow_block *block)
 static void xdp_flow_block_release(void *cb_priv)
 {
 	struct xdp_flow_binding *b = cb_priv;
+	struct xdp_flow_place *place, *ptmp;
 	struct xdp_flow_entry *entry, *tmp;
 
 	mutex_lock(&xdp_flow_lock);
@@ -1265,8 +1369,11 @@ static void xdp_flow_block_release(void *cb_priv)
 		xdp_flow_entry_uninstall(entry);
 		xdp_flow_entry_free(entry);
 	}
+	list_for_each_entry_safe(place, ptmp, &b->places, list)
+		xdp_flow_place_free(b, place);
 	list_del(&b->list);
 	mutex_unlock(&xdp_flow_lock);
+	rhashtable_destroy(&b->place_cookies);
 	rhashtable_destroy(&b->cookies);
 	kfree(b);
 }
@@ -1310,10 +1417,16 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 		kfree(b);
 		return -ENOMEM;
 	}
+	if (rhashtable_init(&b->place_cookies, &xdp_flow_place_params)) {
+		rhashtable_destroy(&b->cookies);
+		kfree(b);
+		return -ENOMEM;
+	}
 	b->dev = dev;
 	b->ifindex = dev->ifindex;
 	b->block = block;
 	INIT_LIST_HEAD(&b->entries);
+	INIT_LIST_HEAD(&b->places);
 	hash_init(b->masks);
 	/* TC binds through a qdisc; nftables through a chain, without one. */
 	b->nft = !sch;
@@ -1327,6 +1440,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 					    xdp_flow_block_release, bo, dev,
 					    sch, data, NULL, cleanup);
 	if (IS_ERR(block_cb)) {
+		rhashtable_destroy(&b->place_cookies);
 		rhashtable_destroy(&b->cookies);
 		kfree(b);
 		return PTR_ERR(block_cb);
@@ -1647,6 +1761,92 @@ static int xdp_flow_reoffer_cb(enum tc_setup_type type, void *type_data,
 	return err;
 }
 
+/*
+ * Offload is being enabled on @ifindex: makes each TC rule kept there by
+ * its place a software entry, which xdp_flow_reoffer() then translates.
+ * Caller holds xdp_flow_lock. Returns 0, or -ENOMEM with the rest still
+ * places (entries and places both stand for software rules).
+ */
+static int xdp_flow_places_take(int ifindex)
+{
+	struct xdp_flow_place *place, *tmp;
+	struct xdp_flow_entry *entry;
+	struct xdp_flow_binding *b;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (b->ifindex != ifindex)
+			continue;
+		list_for_each_entry_safe(place, tmp, &b->places, list) {
+			entry = kmem_cache_zalloc(xdp_flow_entry_cache,
+						  GFP_KERNEL);
+			if (!entry)
+				return -ENOMEM;
+			entry->binding = b;
+			entry->cookie = place->cookie;
+			entry->mask = place->mask;
+			entry->rule.id = XDP_FLOW_NO_ID;
+			entry->base.packets = place->packets;
+			entry->base.bytes = place->bytes;
+			if (rhashtable_insert_fast(&b->cookies, &entry->node,
+						   xdp_flow_cookie_params)) {
+				kmem_cache_free(xdp_flow_entry_cache, entry);
+				return -ENOMEM;
+			}
+			list_add_tail(&entry->list, &b->entries);
+			xdp_flow_entry_to_software(entry);
+			/* The mask's reference is the entry's now. */
+			place->mask->refcnt++;
+			xdp_flow_place_free(b, place);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Offload was disabled on @ifindex and TC's rules given back: keeps of each
+ * only its place, and what XDP counted that TC was not told of. Caller
+ * holds xdp_flow_lock. Entries still in use are kept as they are.
+ */
+static void xdp_flow_places_give(int ifindex)
+{
+	struct xdp_flow_entry *entry, *tmp;
+	struct xdp_flow_place *place;
+	struct xdp_flow_binding *b;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (b->ifindex != ifindex || b->nft)
+			continue;
+		list_for_each_entry_safe(entry, tmp, &b->entries, list) {
+			if (entry->kind != XDP_FLOW_ENTRY_SOFTWARE ||
+			    entry->installed || entry->waiting ||
+			    entry->rule.id != XDP_FLOW_NO_ID)
+				continue;
+			place = kmem_cache_zalloc(xdp_flow_place_cache,
+						  GFP_KERNEL);
+			if (!place)
+				return;
+			place->cookie = entry->cookie;
+			place->mask = entry->mask;
+			place->mask->refcnt++;
+			place->packets = entry->base.packets + entry->hw.packets -
+					 entry->reported.packets;
+			place->bytes = entry->base.bytes + entry->hw.bytes -
+				       entry->reported.bytes;
+			xdp_flow_entry_free(entry);
+			if (rhashtable_insert_fast(&b->place_cookies,
+						   &place->node,
+						   xdp_flow_place_params)) {
+				xdp_flow_mask_put(place->mask);
+				kmem_cache_free(xdp_flow_place_cache, place);
+				/* Enabling cannot order the rules now. */
+				b->unseen_rules = true;
+				continue;
+			}
+			list_add_tail(&place->list, &b->places);
+		}
+	}
+}
+
 /* Caller holds rtnl, not xdp_flow_lock. */
 static void xdp_flow_reoffer(int ifindex, bool add)
 {
@@ -1808,6 +2008,13 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 	xdev->why = why;
 	xdev->state = XDP_FLOW_DEV_STATE_IDLE;
 	xdev->replaying = true;
+	if (xdp_flow_places_take(dev->ifindex)) {
+		xdp_flow_id_free(xdev->shield_id);
+		mutex_unlock(&xdp_flow_lock);
+		kfree(xdev);
+		NL_SET_ERR_MSG_MOD(extack, "no memory for the device's rules");
+		return -ENOMEM;
+	}
 	list_add_tail(&xdev->list, &xdp_flow_devs);
 	mutex_unlock(&xdp_flow_lock);
 
@@ -1907,6 +2114,11 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 	if (dev)
 		xdp_flow_peer_tx_restore(dev, bits);
 	xdp_flow_reoffer(ifindex, false);
+	mutex_lock(&xdp_flow_lock);
+	/* Unless enabled again meanwhile. */
+	if (!xdp_flow_dev_find(ifindex))
+		xdp_flow_places_give(ifindex);
+	mutex_unlock(&xdp_flow_lock);
 	rtnl_unlock();
 
 	if (xdp_flow_helper_call(XDP_FLOW_CMD_DEV_DETACH, ifindex, 0, 0, NULL,
@@ -2130,9 +2342,14 @@ int xdp_flow_offload_init(void)
 	xdp_flow_entry_cache = KMEM_CACHE(xdp_flow_entry, 0);
 	if (!xdp_flow_entry_cache)
 		return -ENOMEM;
+	xdp_flow_place_cache = KMEM_CACHE(xdp_flow_place, 0);
+	if (!xdp_flow_place_cache) {
+		err = -ENOMEM;
+		goto err_cache;
+	}
 	err = register_netdevice_notifier(&xdp_flow_netdev_nb);
 	if (err)
-		goto err_cache;
+		goto err_place_cache;
 	xdp_flow_registering = true;
 	err = flow_indr_dev_register(xdp_flow_indr_cb, NULL);
 	xdp_flow_registering = false;
@@ -2142,6 +2359,8 @@ int xdp_flow_offload_init(void)
 
 err_notifier:
 	unregister_netdevice_notifier(&xdp_flow_netdev_nb);
+err_place_cache:
+	kmem_cache_destroy(xdp_flow_place_cache);
 err_cache:
 	kmem_cache_destroy(xdp_flow_entry_cache);
 	return err;
@@ -2184,6 +2403,7 @@ void xdp_flow_offload_exit(void)
 	}
 	mutex_unlock(&xdp_flow_lock);
 	rtnl_unlock();
-	/* Every binding, and every entry with it, went with the unregister. */
+	/* Every binding, and every rule with it, went with the unregister. */
+	kmem_cache_destroy(xdp_flow_place_cache);
 	kmem_cache_destroy(xdp_flow_entry_cache);
 }

@@ -70,8 +70,12 @@ struct xdp_flow_dev {
  * @dev: the device
  * @ifindex: its ifindex
  * @block: TC's (or nftables') flow block
- * @entries: the rules offered on this block (struct xdp_flow_entry)
+ * @entries: the rules offered on this block while offload was enabled on
+ *	the device, or since (struct xdp_flow_entry)
  * @cookies: the same rules by TC's (or nftables') cookie
+ * @places: TC's rules offered while offload is not enabled on the device:
+ *	only their place in TC's order (struct xdp_flow_place, offload.c)
+ * @place_cookies: the same by TC's cookie
  * @masks: flower masks of those rules, to rank rules of equal prio, hashed
  *	by chain, prio and mask (struct xdp_flow_mask_ref)
  * @next_rank: rank of the next new flower mask
@@ -86,6 +90,8 @@ struct xdp_flow_binding {
 	struct flow_block *block;
 	struct list_head entries;
 	struct rhashtable cookies;
+	struct list_head places;
+	struct rhashtable place_cookies;
 	DECLARE_HASHTABLE(masks, 8);
 	u32 next_rank;
 	bool unseen_rules;

@@ -91,4 +91,19 @@ d=$(( $(tc_stat "" xfv0 2 bytes) - b0 ))
 check_err $? "tc's byte count moved by $d for $N packets of 29 bytes"
 log_test "enabling xfv0 again offloads the rule it kept ($N hardware packets, $d bytes)"
 
+RET=0
+# Counted in XDP, and offload disabled before TC asked for the counters
+# (it asks only for rules in_hw): TC hears of them once the rule is in XDP
+# again.
+p0=$(tc_stat "" xfv0 2 hw_packets)
+send_expect xfa 10.0.2.1 $N -- udp:xfb/veth_b+0
+"$XF_CLI" disable dev xfv0
+check_err $? "xdp-flow disable dev xfv0 failed"
+xf_enable_dev xfv0 && wait_dev_attached xfv0 10
+check_err $? "enabling xfv0 again failed, or it never got attached"
+d=$(( $(tc_stat "" xfv0 2 hw_packets) - p0 ))
+[ "$d" = $N ]
+check_err $? "tc's hardware count moved by $d for $N packets dropped in XDP before the disable"
+log_test "what XDP counted before a disable reaches TC after the next enable ($d packets)"
+
 exit $EXIT_STATUS

@@ -5,7 +5,9 @@
 # not_in_hw, no XDP program appears, and the rules work in software. Checked
 # on xfv0 before it is enabled, and on xfv2 while xfv0 is enabled. Enabling
 # xfv2 then offloads the rule it already had. Only enabled devices' rules
-# hold rule ids.
+# hold rule ids, and only they cost a full record in the module: of the
+# rules of a device that is not enabled, the module keeps their place in
+# TC's order (the slab caches' object counts show which record each has).
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
@@ -89,5 +91,76 @@ ids=$(xf_status_get .rule_ids)
 check_err $? "$ids rule ids in use after xfv2 was disabled, not 1"
 send_expect xfc 10.0.1.1 $N -- hw:xfv2/1+0 pk:xfv2/1+$N udp:xfa/veth_a+0
 log_test "rule ids: only enabled devices' rules and shields hold one (4 with xfv2, 1 after its disable, its rule in software again)"
+
+# slab_objects <cache>: objects in use in a slab cache (or in the cache it
+# was merged with: the checks below allow for others' objects there). The
+# shrink first flushes the CPUs' slabs, whose free objects count as used.
+slab_objects()
+{
+	local d=/sys/kernel/slab/$1
+
+	[ -r "$d/objects" ] || return 1
+	echo 1 >"$d/shrink" 2>/dev/null
+	cut -d' ' -f1 "$d/objects"
+}
+
+# in_hw_count <dev> <pref>: rules of <pref> on <dev> that TC shows in_hw.
+in_hw_count()
+{
+	tc -j filter show dev "$1" ingress pref "$2" |
+		jq '[.[] | select(.options.in_hw == true)] | length'
+}
+
+M=2000
+if ! e0=$(slab_objects xdp_flow_entry) || ! p0=$(slab_objects xdp_flow_place); then
+	log_skip "rules of a device not enabled keep a place only" \
+		"no /sys/kernel/slab/*/objects in this kernel"
+	exit $EXIT_STATUS
+fi
+
+RET=0
+batch=$(mktemp)
+for ((i = 0; i < M; i++)); do
+	echo "filter add dev xfv2 ingress pref 100 protocol ip flower dst_ip 10.9.$((i / 250)).$((i % 250 + 1)) action drop"
+done >"$batch"
+tc -b "$batch"
+check_err $? "tc -b of $M rules on xfv2 failed"
+rm -f "$batch"
+e1=$(slab_objects xdp_flow_entry)
+p1=$(slab_objects xdp_flow_place)
+[ $((p1 - p0)) -ge $((M * 9 / 10)) ] && [ $((e1 - e0)) -lt $((M / 10)) ]
+check_err $? "$M rules on xfv2, not enabled: $((p1 - p0)) more places, $((e1 - e0)) more entries"
+log_test "xfv2 not enabled: its $M rules cost a place each ($((p1 - p0)) places, $((e1 - e0)) entries more)"
+
+RET=0
+xf_enable_dev xfv2 && wait_dev_attached xfv2 30
+check_err $? "xdp-flow enable dev xfv2 failed, or it never got attached"
+n=$(in_hw_count xfv2 100)
+[ "$n" = $M ]
+check_err $? "$n of the $M rules in_hw after enable"
+e2=$(slab_objects xdp_flow_entry)
+p2=$(slab_objects xdp_flow_place)
+[ $((e2 - e1)) -ge $((M * 9 / 10)) ] && [ $((p1 - p2)) -ge $((M * 9 / 10)) ]
+check_err $? "enabled: $((e2 - e1)) more entries, $((p1 - p2)) fewer places"
+send_expect xfc 10.0.1.1 $N -- hw:xfv2/1+$N udp:xfa/veth_a+0
+log_test "enabling xfv2 makes each place a full rule: $n in_hw, the prio 1 drop in XDP"
+
+RET=0
+"$XF_CLI" disable dev xfv2 >/dev/null
+check_err $? "xdp-flow disable dev xfv2 failed"
+n=$(in_hw_count xfv2 100)
+[ "$n" = 0 ]
+check_err $? "$n rules still in_hw after disable"
+e3=$(slab_objects xdp_flow_entry)
+p3=$(slab_objects xdp_flow_place)
+[ $((e2 - e3)) -ge $((M * 9 / 10)) ] && [ $((p3 - p2)) -ge $((M * 9 / 10)) ]
+check_err $? "disabled: $((e2 - e3)) fewer entries, $((p3 - p2)) more places"
+tc filter del dev xfv2 ingress pref 100
+check_err $? "tc filter del pref 100 failed"
+p4=$(slab_objects xdp_flow_place)
+[ $((p3 - p4)) -ge $((M * 9 / 10)) ]
+check_err $? "$((p3 - p4)) fewer places after the $M rules were deleted"
+send_expect xfc 10.0.1.1 $N -- hw:xfv2/1+0 pk:xfv2/1+$N udp:xfa/veth_a+0
+log_test "disabling xfv2 keeps a place of each rule again; deleting the rules frees them"
 
 exit $EXIT_STATUS
