@@ -164,7 +164,9 @@ static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xf_rules, rule_ids);
 	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xf_counters, rule_ids);
+		err = bpf_map__set_max_entries(skel->maps.xf_counters,
+					       (rule_ids + XDP_FLOW_COUNTER_CHUNK - 1) /
+					       XDP_FLOW_COUNTER_CHUNK);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xf_rule_defs, rule_ids);
 	if (!err)
@@ -201,7 +203,7 @@ static void dp_remove_pinned_maps(const char *pin_dir)
  * @pin_dir: reuse the maps pinned there, or pin new ones; NULL: no pins
  * @flow_entries: the size of the flow table (xf_flows)
  * @rule_ids: rule ids, the size of the tables by rule id (xf_rules,
- *	xf_counters, xf_rule_defs)
+ *	xf_rule_defs; xf_counters has a slot per XDP_FLOW_COUNTER_CHUNK)
  *
  * Return: the loaded skeleton, or NULL (errno says why).
  */

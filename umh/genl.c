@@ -509,8 +509,15 @@ int genl_run(struct umh *u)
 		if (err > 0 || err == -NLE_INTR)
 			continue;
 		if (!err || err == -NLE_AGAIN) {
+			bool due = u->table && table_idle_due(u->table);
+			int n;
+
 			batch_flush(&g);
-			if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+			/* Work that waits for grace periods waits for quiet. */
+			n = poll(&p, 1, due ? UMH_IDLE_MS : -1);
+			if (!n)
+				table_idle(u->table);
+			if (n < 0 && errno != EINTR) {
 				pr_err("waiting for requests: %s",
 				       strerror(errno));
 				break;

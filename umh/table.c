@@ -101,6 +101,17 @@ struct table {
 	 * counters were last zeroed.
 	 */
 	bool *counters_dirty;
+	/* The counters' chunks (xf_counters' inner maps), each for
+	 * XDP_FLOW_COUNTER_CHUNK ids: its map (-1: none), the rules with an
+	 * id in it, and the barrier_seq when it last had none (0: it has
+	 * some, or no map): it may be freed after a barrier since then.
+	 */
+	unsigned int nr_chunks;
+	unsigned int chunks_made;	/* with a map */
+	unsigned int chunks_used;	/* with a rule */
+	int *chunk_fd;
+	unsigned int *chunk_rules;
+	__u32 *chunk_empty;
 	struct xdp_flow_counter *zero_counters;	/* one per CPU */
 	struct xdp_flow_counter *percpu_buf;		/* one per CPU */
 	struct texp *exp;		/* XDP_FLOW_MAX_RULE_ENTRIES, for adds */
@@ -560,6 +571,197 @@ unsigned int table_rule_count(const struct table *t)
 	return t->nr_rules;
 }
 
+/* --- counters, in chunks made for the rule ids in use --- */
+
+/* Makes a chunk's map: a fresh one counts zero. */
+static int chunk_create(void)
+{
+	int fd;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "xf_counters_c",
+			    sizeof(__u32), sizeof(struct xdp_flow_counter),
+			    XDP_FLOW_COUNTER_CHUNK, NULL);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The map of chunk @c. A missing one is made with as many missing chunks
+ * above it as rules use already (the module keeps rule ids low, so those
+ * are the next to be used), in one update of xf_counters: every map-in-map
+ * update waits for an RCU grace period, so chunks double rather than come
+ * one at a time.
+ */
+static int chunk_get(struct table *t, unsigned int c)
+{
+	unsigned int want = t->chunks_used ?: 1, n = 0, i;
+	__u32 keys[XDP_FLOW_MAX_RULES / XDP_FLOW_COUNTER_CHUNK];
+	int fds[XDP_FLOW_MAX_RULES / XDP_FLOW_COUNTER_CHUNK];
+	__u32 count;
+	int fd, err = 0;
+
+	if (t->chunk_fd[c] >= 0)
+		return t->chunk_fd[c];
+	for (i = c; i < t->nr_chunks && n < want; i++) {
+		if (t->chunk_fd[i] >= 0)
+			continue;
+		fd = chunk_create();
+		if (fd < 0) {
+			if (!n)
+				return fd;
+			break;
+		}
+		keys[n] = i;
+		fds[n++] = fd;
+	}
+	count = n;
+	if (bpf_map_update_batch(t->counters_fd, keys, fds, &count, NULL)) {
+		err = -errno;
+		/* Without batches (older kernels): the one needed now. */
+		count = !bpf_map_update_elem(t->counters_fd, &keys[0], &fds[0],
+					     BPF_ANY);
+	}
+	for (i = 0; i < n; i++) {
+		if (i >= count) {
+			close(fds[i]);
+			continue;
+		}
+		t->chunk_fd[keys[i]] = fds[i];
+		/* No rule in it yet: chunks_gc() may take it back. */
+		t->chunk_empty[keys[i]] = t->barrier_seq;
+		memset(&t->counters_dirty[keys[i] * XDP_FLOW_COUNTER_CHUNK], 0,
+		       XDP_FLOW_COUNTER_CHUNK * sizeof(*t->counters_dirty));
+		t->chunks_made++;
+	}
+	return count ? fds[0] : err;
+}
+
+/* More chunks than twice those the rules use, plus one. */
+static bool chunks_surplus(const struct table *t)
+{
+	return t->chunks_made > 2 * t->chunks_used + 1;
+}
+
+/*
+ * Frees chunks no rule has had an id in since before the last barrier (no
+ * XDP reader can still count into them) while there is a surplus. Each
+ * free waits for a grace period: table_idle() calls this, not rule changes.
+ */
+static void chunks_gc(struct table *t)
+{
+	unsigned int c;
+	__u32 key;
+
+	for (c = t->nr_chunks; c-- > 0 && chunks_surplus(t);) {
+		if (t->chunk_fd[c] < 0 || t->chunk_rules[c] ||
+		    t->chunk_empty[c] == t->barrier_seq)
+			continue;
+		key = c;
+		if (bpf_map_delete_elem(t->counters_fd, &key) &&
+		    errno != ENOENT)
+			continue;
+		close(t->chunk_fd[c]);
+		t->chunk_fd[c] = -1;
+		t->chunk_empty[c] = 0;
+		t->chunks_made--;
+	}
+}
+
+/* Rule @id takes (@in) or leaves its chunk. */
+static void chunk_account(struct table *t, __u32 id, bool in)
+{
+	unsigned int c = id / XDP_FLOW_COUNTER_CHUNK;
+
+	if (in) {
+		t->chunks_used += !t->chunk_rules[c]++;
+		t->chunk_empty[c] = 0;
+	} else if (!--t->chunk_rules[c]) {
+		t->chunks_used--;
+		t->chunk_empty[c] = t->barrier_seq;
+	}
+}
+
+/* Zeroes rule @id's counters, unless they are zero already. */
+static int counters_zero(struct table *t, __u32 id)
+{
+	__u32 idx = id % XDP_FLOW_COUNTER_CHUNK;
+	int fd = chunk_get(t, id / XDP_FLOW_COUNTER_CHUNK);
+
+	if (fd < 0)
+		return fd;
+	if (t->counters_dirty[id] &&
+	    bpf_map_update_elem(fd, &idx, t->zero_counters, BPF_ANY))
+		return -errno;
+	t->counters_dirty[id] = true;	/* the rule will count */
+	return 0;
+}
+
+/*
+ * Zeroes the counters of every id no rule has, so that adding a rule need
+ * not: a previous helper may have left counts behind. Called after a list
+ * swap, so no XDP reader still holds an id of a rule gone before it.
+ */
+static void counters_zero_free(struct table *t)
+{
+	__u32 keys[XDP_FLOW_COUNTER_CHUNK], id, count;
+	unsigned int c, n, i;
+	void *vals;
+
+	vals = calloc(XDP_FLOW_COUNTER_CHUNK * t->ncpus,
+		      sizeof(*t->zero_counters));
+	if (!vals)
+		return;
+	for (c = 0; c < t->nr_chunks; c++) {
+		/* No chunk: a new one counts zero (chunk_get()). */
+		if (t->chunk_fd[c] < 0)
+			continue;
+		for (n = 0, i = 0; i < XDP_FLOW_COUNTER_CHUNK; i++) {
+			id = c * XDP_FLOW_COUNTER_CHUNK + i;
+			if (id < t->max_rules && !t->rules[id])
+				keys[n++] = i;
+		}
+		count = n;
+		if (count && bpf_map_update_batch(t->chunk_fd[c], keys, vals,
+						  &count, NULL)) {
+			pr_info("cannot zero free counters: %s; zeroing one rule at a time",
+				strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++)
+			t->counters_dirty[c * XDP_FLOW_COUNTER_CHUNK + keys[i]] = false;
+	}
+	free(vals);
+}
+
+/*
+ * Takes the chunks a previous helper left in xf_counters; those without a
+ * rule are freed after the next barrier.
+ */
+static void chunks_recover(struct table *t)
+{
+	__u32 key, map_id, id;
+	unsigned int c;
+
+	for (c = 0; c < t->nr_chunks; c++) {
+		key = c;
+		if (bpf_map_lookup_elem(t->counters_fd, &key, &map_id))
+			continue;
+		t->chunk_fd[c] = bpf_map_get_fd_by_id(map_id);
+		if (t->chunk_fd[c] < 0) {
+			pr_info("cannot open the counters of rule ids %u-%u: %s",
+				c * XDP_FLOW_COUNTER_CHUNK,
+				(c + 1) * XDP_FLOW_COUNTER_CHUNK - 1,
+				strerror(errno));
+			t->chunk_fd[c] = -1;
+			continue;
+		}
+		t->chunk_empty[c] = t->barrier_seq;
+		t->chunks_made++;
+	}
+	for (id = 0; id < t->max_rules; id++)
+		if (t->rules[id])
+			chunk_account(t, id, true);
+}
+
 /* --- the XDP maps --- */
 
 static void rule_to_dp(const struct xdp_flow_rule *r, struct xdp_flow_dp_rule *dp)
@@ -716,50 +918,6 @@ static int gen_bump(struct table *t)
 	return 0;
 }
 
-/* Zeroes rule @id's counters, unless they are zero already. */
-static int counters_zero(struct table *t, __u32 id)
-{
-	if (t->counters_dirty[id] &&
-	    bpf_map_update_elem(t->counters_fd, &id, t->zero_counters, BPF_ANY))
-		return -errno;
-	t->counters_dirty[id] = true;	/* the rule will count */
-	return 0;
-}
-
-/*
- * Zeroes the counters of every id no rule has, so that adding a rule need
- * not: a previous helper may have left counts behind. Called after a list
- * swap, so no XDP reader still holds an id of a rule gone before it.
- */
-static void counters_zero_free(struct table *t)
-{
-	size_t chunk = 65536 / t->ncpus ?: 1, n, i;
-	__u32 *keys = calloc(chunk, sizeof(*keys));
-	void *vals = calloc(chunk * t->ncpus, sizeof(*t->zero_counters));
-	__u32 id = 0, count;
-
-	if (!keys || !vals)
-		goto out;
-	while (id < t->max_rules) {
-		for (n = 0; n < chunk && id < t->max_rules; id++) {
-			if (!t->rules[id])
-				keys[n++] = id;
-		}
-		count = n;
-		if (count && bpf_map_update_batch(t->counters_fd, keys, vals,
-						  &count, NULL)) {
-			pr_info("cannot zero free counters: %s; zeroing one rule at a time",
-				strerror(errno));
-			goto out;
-		}
-		for (i = 0; i < n; i++)
-			t->counters_dirty[keys[i]] = false;
-	}
-out:
-	free(keys);
-	free(vals);
-}
-
 /* --- add and delete --- */
 
 static bool rule_same(const struct xdp_flow_rule *a,
@@ -806,6 +964,7 @@ static int rule_unlink(struct table *t, struct trule *r)
 	if (!err)
 		err = gen_bump(t);
 	t->del_barrier[id] = t->barrier_seq;
+	chunk_account(t, id, false);
 	mask_gc(t);
 	free(r);
 	return err;
@@ -866,6 +1025,7 @@ static int rule_link(struct table *t, struct trule *r, unsigned int n)
 
 	t->rules[id] = r;
 	t->nr_rules++;
+	chunk_account(t, id, true);
 	for (i = 0; i < n; i++) {
 		struct tentry *e = &r->entries[i];
 		struct tentry *prev = flow_best(t, e->mask, &e->key, NULL);
@@ -988,6 +1148,32 @@ out:
 	return err;
 }
 
+/**
+ * table_idle_due() - whether table_idle() has work
+ * @t: the tables
+ *
+ * Return: true while there are more counter chunks than the rules need.
+ */
+bool table_idle_due(const struct table *t)
+{
+	return chunks_surplus(t);
+}
+
+/**
+ * table_idle() - work left for a quiet moment
+ * @t: the tables
+ *
+ * Frees the counter chunks the rules no longer need, after a barrier. Each
+ * map-in-map update waits for an RCU grace period, which rule changes
+ * should not wait for: call this when none came for a while.
+ */
+void table_idle(struct table *t)
+{
+	if (!chunks_surplus(t) || barrier(t))
+		return;
+	chunks_gc(t);
+}
+
 /* What rules may still take; as table_rule_add() counts it, less nothing. */
 void table_room(struct table *t, struct xdp_flow_room *room)
 {
@@ -1004,6 +1190,7 @@ void table_room(struct table *t, struct xdp_flow_room *room)
 int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
 		char *msg, size_t len)
 {
+	__u32 idx = id % XDP_FLOW_COUNTER_CHUNK;
 	struct xdp_flow_counter *c = t->percpu_buf;
 	int i;
 
@@ -1013,7 +1200,12 @@ int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
 		snprintf(msg, len, "no rule %u", id);
 		return -ENOENT;
 	}
-	if (bpf_map_lookup_elem(t->counters_fd, &id, c)) {
+	if (t->chunk_fd[id / XDP_FLOW_COUNTER_CHUNK] < 0) {
+		snprintf(msg, len, "rule %u has no counters", id);
+		return -ENOENT;
+	}
+	if (bpf_map_lookup_elem(t->chunk_fd[id / XDP_FLOW_COUNTER_CHUNK], &idx,
+				c)) {
 		snprintf(msg, len, "reading counters of rule %u: %s", id,
 			 strerror(errno));
 		return -errno;
@@ -1269,6 +1461,7 @@ int table_recover(struct table *t)
 	if (err)
 		return err;
 	recover_ids(t);
+	chunks_recover(t);
 	for (i = 0; i < t->max_rules; i++) {
 		struct trule *r = t->rules[i];
 
@@ -1329,6 +1522,7 @@ int table_set_limits(struct table *t, unsigned int masks, unsigned int flows)
 struct table *table_new(struct xdp_flow_bpf *skel)
 {
 	struct table *t = calloc(1, sizeof(*t));
+	unsigned int i;
 
 	if (!t)
 		return NULL;
@@ -1342,16 +1536,26 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 	t->del_barrier = calloc(t->max_rules, sizeof(*t->del_barrier));
 	t->buckets = calloc(FLOW_BUCKETS, sizeof(*t->buckets));
 	t->exp = calloc(XDP_FLOW_MAX_RULE_ENTRIES, sizeof(*t->exp));
-	t->counters_dirty = malloc(t->max_rules * sizeof(*t->counters_dirty));
+	/* As many ids as the chunks cover, max_rules or a few more. */
+	t->nr_chunks = bpf_map__max_entries(skel->maps.xf_counters);
+	t->counters_dirty = malloc(t->nr_chunks * XDP_FLOW_COUNTER_CHUNK *
+				   sizeof(*t->counters_dirty));
 	if (t->counters_dirty)
-		memset(t->counters_dirty, 1,
-		       t->max_rules * sizeof(*t->counters_dirty));
+		memset(t->counters_dirty, 1, t->nr_chunks *
+		       XDP_FLOW_COUNTER_CHUNK * sizeof(*t->counters_dirty));
+	t->chunk_fd = malloc(t->nr_chunks * sizeof(*t->chunk_fd));
+	if (t->chunk_fd)
+		for (i = 0; i < t->nr_chunks; i++)
+			t->chunk_fd[i] = -1;
+	t->chunk_rules = calloc(t->nr_chunks, sizeof(*t->chunk_rules));
+	t->chunk_empty = calloc(t->nr_chunks, sizeof(*t->chunk_empty));
 	if (t->ncpus > 0) {
 		t->zero_counters = calloc(t->ncpus, sizeof(*t->zero_counters));
 		t->percpu_buf = calloc(t->ncpus, sizeof(*t->percpu_buf));
 	}
 	if (!t->rules || !t->del_barrier || !t->buckets || !t->zero_counters ||
-	    !t->percpu_buf || !t->counters_dirty || !t->exp) {
+	    !t->percpu_buf || !t->counters_dirty || !t->exp || !t->chunk_fd ||
+	    !t->chunk_rules || !t->chunk_empty) {
 		table_free(t);
 		return NULL;
 	}
@@ -1397,6 +1601,13 @@ void table_free(struct table *t)
 			free(t->rules[i]);
 	if (t->list_fd >= 0)
 		close(t->list_fd);
+	if (t->chunk_fd)
+		for (i = 0; i < t->nr_chunks; i++)
+			if (t->chunk_fd[i] >= 0)
+				close(t->chunk_fd[i]);
+	free(t->chunk_fd);
+	free(t->chunk_rules);
+	free(t->chunk_empty);
 	if (t->gen_map)
 		munmap((void *)t->gen_map, sizeof(__u64));
 	if (t->mask_min)

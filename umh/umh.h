@@ -9,6 +9,8 @@
 #include <uapi/linux/xdp_flow.h>
 
 #define UMH_MSG_LEN	256
+/* Quiet this long (no request), the helper does table_idle()'s work. */
+#define UMH_IDLE_MS	1000
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -58,6 +60,8 @@ int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
 int table_stats_all(struct table *t, struct xdp_flow_stats **st, size_t *nr);
 int table_sync(struct table *t, char *msg, size_t len);
 void table_room(struct table *t, struct xdp_flow_room *room);
+bool table_idle_due(const struct table *t);
+void table_idle(struct table *t);
 void table_set_progress(struct table *t, void (*fn)(void *arg), void *arg);
 unsigned int table_rule_count(const struct table *t);
 unsigned int table_mask_count(const struct table *t);

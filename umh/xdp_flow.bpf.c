@@ -65,12 +65,20 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_rules SEC(".maps");
 
-struct {
+struct xf_counters_chunk {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XDP_FLOW_MAX_RULES);
+	__uint(max_entries, XDP_FLOW_COUNTER_CHUNK);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct xdp_flow_counter));
+};
+
+/* Sized by the helper at load: max_rules / XDP_FLOW_COUNTER_CHUNK. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XDP_FLOW_MAX_RULES / XDP_FLOW_COUNTER_CHUNK);
 	__type(key, __u32);
-	__type(value, struct xdp_flow_counter);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct xf_counters_chunk);
 } xf_counters SEC(".maps");
 
 /* Sized by the helper at load: max_flows plus the shields' entries. */
@@ -578,9 +586,16 @@ __noinline int xdp_flow_lookup(struct xdp_flow_key *key)
 
 static __always_inline void count(__u32 rule_id, __u64 bytes)
 {
+	__u32 chunk = rule_id / XDP_FLOW_COUNTER_CHUNK;
+	__u32 idx = rule_id % XDP_FLOW_COUNTER_CHUNK;
 	struct xdp_flow_counter *c;
+	void *counters;
 
-	c = bpf_map_lookup_elem(&xf_counters, &rule_id);
+	/* The helper makes a rule's chunk before it links the rule. */
+	counters = bpf_map_lookup_elem(&xf_counters, &chunk);
+	if (!counters)
+		return;
+	c = bpf_map_lookup_elem(counters, &idx);
 	if (!c)
 		return;
 	/* Per-CPU and XDP runs with bottom halves off: no atomics needed. */

@@ -6,8 +6,12 @@
  *
  * Maps (all pinned by name under XDP_FLOW_PIN_DIR):
  *   xf_rules     ARRAY, rule id -> struct xdp_flow_dp_rule (what XDP executes)
- *   xf_counters  PERCPU_ARRAY, rule id -> struct xdp_flow_counter (the uapi
- *                header's XDP_FLOW_COUNTERS_NAME: the module reads it too)
+ *   xf_counters  ARRAY_OF_MAPS, rule id / XDP_FLOW_COUNTER_CHUNK -> a
+ *                PERCPU_ARRAY (xf_counters_c), rule id % the chunk -> struct
+ *                xdp_flow_counter; chunks are made before a rule of their
+ *                ids is linked, and those no rule needs are freed in quiet
+ *                times (table_idle()) (the uapi header's
+ *                XDP_FLOW_COUNTERS_NAME: the module reads it too)
  *   xf_flows     HASH, struct xdp_flow_flow_key -> rule id (the best rule of
  *                that mask and masked key)
  *   xf_masks     ARRAY_OF_MAPS, one slot holding the current mask list (an

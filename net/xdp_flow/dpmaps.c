@@ -63,13 +63,21 @@ static bool xdp_flow_gate_is_ours(const struct bpf_map *map)
 	       !strncmp(map->name, XDP_FLOW_GATE_NAME, sizeof(map->name));
 }
 
+/* An array of maps whose slots hold per-CPU arrays of counters. */
 static bool xdp_flow_counters_are_ours(const struct bpf_map *map)
 {
-	return map->map_type == BPF_MAP_TYPE_PERCPU_ARRAY &&
+	const struct bpf_map *chunk = map->inner_map_meta;
+
+	return map->map_type == BPF_MAP_TYPE_ARRAY_OF_MAPS &&
 	       map->key_size == sizeof(u32) &&
-	       map->value_size == sizeof(struct xdp_flow_counter) &&
-	       map->max_entries >= xdp_flow_max_rules() &&
-	       !strncmp(map->name, XDP_FLOW_COUNTERS_NAME, sizeof(map->name));
+	       (u64)map->max_entries * XDP_FLOW_COUNTER_CHUNK >=
+	       xdp_flow_max_rules() &&
+	       !strncmp(map->name, XDP_FLOW_COUNTERS_NAME, sizeof(map->name)) &&
+	       chunk && chunk->map_type == BPF_MAP_TYPE_PERCPU_ARRAY &&
+	       chunk->key_size == sizeof(u32) &&
+	       chunk->value_size == sizeof(struct xdp_flow_counter) &&
+	       chunk->max_entries == XDP_FLOW_COUNTER_CHUNK &&
+	       !(chunk->map_flags & BPF_F_INNER_MAP);
 }
 
 /* A reference to the map of @prog that @ours accepts, or NULL. */
@@ -154,13 +162,16 @@ int xdp_flow_dp_maps_take(u32 prog_fd)
  * @st: filled in: the totals the XDP program counted under @id
  *
  * Reads the map without the helper; the helper zeroes an id's counters
- * before it gives the id to a new rule.
+ * before it gives the id to a new rule. An id without counters yet (its
+ * chunk is made as its rule goes in) reads as zero.
  *
  * Return: 0, or -ENOENT when the module holds no counters map.
  */
 int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st)
 {
+	u32 slot = id / XDP_FLOW_COUNTER_CHUNK;
 	const struct xdp_flow_counter *c;
+	struct bpf_map *map, *chunk;
 	struct bpf_array *array;
 	void __percpu *pptr;
 	int cpu;
@@ -168,18 +179,37 @@ int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st)
 	memset(st, 0, sizeof(*st));
 	st->id = id;
 	mutex_lock(&xdp_flow_dp_lock);
-	if (!xdp_flow_counters_map || id >= xdp_flow_counters_map->max_entries) {
+	map = xdp_flow_counters_map;
+	if (!map || slot >= map->max_entries) {
 		mutex_unlock(&xdp_flow_dp_lock);
 		return -ENOENT;
 	}
-	array = container_of(xdp_flow_counters_map, struct bpf_array, map);
-	pptr = array->pptrs[id & array->index_mask];
+	/*
+	 * The helper makes a chunk before the first rule of its ids is in
+	 * XDP and frees it after the last one went, which is after the
+	 * module asked for that rule's removal: the module reads the
+	 * counters of rules it holds in XDP only. An array of maps gives
+	 * its map under RCU: hold it while reading.
+	 */
+	rcu_read_lock();
+	chunk = map->ops->map_lookup_elem(map, &slot);
+	if (chunk)
+		chunk = bpf_map_inc_not_zero(chunk);
+	rcu_read_unlock();
+	if (IS_ERR_OR_NULL(chunk)) {
+		/* No chunk: no rule counted under @id. */
+		mutex_unlock(&xdp_flow_dp_lock);
+		return 0;
+	}
+	array = container_of(chunk, struct bpf_array, map);
+	pptr = array->pptrs[(id % XDP_FLOW_COUNTER_CHUNK) & array->index_mask];
 	for_each_possible_cpu(cpu) {
 		c = per_cpu_ptr(pptr, cpu);
 		st->packets += READ_ONCE(c->packets);
 		st->bytes += READ_ONCE(c->bytes);
 		st->lastused_ns = max(st->lastused_ns, READ_ONCE(c->lastused_ns));
 	}
+	bpf_map_put(chunk);
 	mutex_unlock(&xdp_flow_dp_lock);
 	return 0;
 }

@@ -171,25 +171,36 @@ static unsigned int xdp_flow_shield_id_base(void)
 	return xdp_flow_max_rules() - XDP_FLOW_MAX_SHIELDS;
 }
 
+/* The fewest low rule ids xdp_flow_id_get() goes round in. */
+#define XDP_FLOW_ID_SPAN_MIN	XDP_FLOW_COUNTER_CHUNK
+
 /*
- * Takes a free rule id, round-robin rather than lowest-first. Before the
- * helper gives a rule new content under an id it has just taken out, it
- * waits for XDP readers that may still hold the old rule (an RCU grace
- * period); round-robin makes that once per wrap of the id space rather
- * than once per delete and add. Concurrent callers may race on the hint,
- * which only moves where the search starts.
+ * Takes a free rule id, round-robin rather than lowest-first, among the
+ * lowest ids: twice as many as are in use, XDP_FLOW_ID_SPAN_MIN at least.
+ * Before the helper gives a rule new content under an id it has just
+ * taken out, it waits for XDP readers that may still hold the old rule (an
+ * RCU grace period); round-robin makes that once per round rather than
+ * once per delete and add. Keeping to the low ids keeps the counters the
+ * helper makes per XDP_FLOW_COUNTER_CHUNK ids, per CPU, to about the rules
+ * in use. Concurrent callers may race on the hint, which only moves where
+ * the search starts.
  */
 static int xdp_flow_id_get(void)
 {
 	unsigned int base = xdp_flow_shield_id_base();
-	unsigned int start = READ_ONCE(xdp_flow_id_next) % base;
+	unsigned int used = atomic_read(&xdp_flow_ids_used);
+	unsigned int span = min(base, max_t(unsigned int, 2 * used,
+						   XDP_FLOW_ID_SPAN_MIN));
+	unsigned int start = READ_ONCE(xdp_flow_id_next) % span;
 	int id;
 
-	id = ida_alloc_range(&xdp_flow_ids, start, base - 1, GFP_KERNEL);
+	id = ida_alloc_range(&xdp_flow_ids, start, span - 1, GFP_KERNEL);
 	if (id == -ENOSPC && start)
 		id = ida_alloc_max(&xdp_flow_ids, start - 1, GFP_KERNEL);
+	if (id == -ENOSPC && span < base)
+		id = ida_alloc_range(&xdp_flow_ids, span, base - 1, GFP_KERNEL);
 	if (id >= 0) {
-		WRITE_ONCE(xdp_flow_id_next, (id + 1) % base);
+		WRITE_ONCE(xdp_flow_id_next, id + 1);
 		atomic_inc(&xdp_flow_ids_used);
 	}
 	return id;

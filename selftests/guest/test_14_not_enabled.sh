@@ -111,6 +111,12 @@ in_hw_count()
 		jq '[.[] | select(.options.in_hw == true)] | length'
 }
 
+# counter_chunks: the helper's maps of counters (chunks of 1024 rule ids).
+counter_chunks()
+{
+	bpftool -j map show | jq '[.[] | select(.name == "xf_counters_c")] | length'
+}
+
 M=2000
 if ! e0=$(slab_objects xdp_flow_entry) || ! p0=$(slab_objects xdp_flow_place); then
 	log_skip "rules of a device not enabled keep a place only" \
@@ -146,6 +152,17 @@ send_expect xfc 10.0.1.1 $N -- hw:xfv2/1+$N udp:xfa/veth_a+0
 log_test "enabling xfv2 makes each place a full rule: $n in_hw, the prio 1 drop in XDP"
 
 RET=0
+# Per-CPU counters for the rule ids in use, not for max_rules: a chunk of
+# 1024 ids each, at most twice the chunks the rules use plus one once the
+# helper had a quiet second; the shields' ids are in the top chunk.
+ids=$(xf_status_get .rule_ids)
+max=$(xf_status_get .max_rules)
+c=$(counter_chunks)
+[ "$c" -ge 2 ] && [ "$c" -le $(( 2 * (ids / 1024 + 2) + 1 )) ]
+check_err $? "$c counter chunks for $ids rule ids in use"
+log_test "counters: $c chunks of 1024 ids per CPU for $ids rule ids in use (max_rules $max)"
+
+RET=0
 "$XF_CLI" disable dev xfv2 >/dev/null
 check_err $? "xdp-flow disable dev xfv2 failed"
 n=$(in_hw_count xfv2 100)
@@ -160,7 +177,15 @@ check_err $? "tc filter del pref 100 failed"
 p4=$(slab_objects xdp_flow_place)
 [ $((p3 - p4)) -ge $((M * 9 / 10)) ]
 check_err $? "$((p3 - p4)) fewer places after the $M rules were deleted"
+# xfv0's shield is left: its chunk and at most two more, after a quiet second.
+end=$((SECONDS + 5))
+while [ "$(counter_chunks)" -gt 3 ] && [ $SECONDS -lt $end ]; do
+	sleep 0.2
+done
+c=$(counter_chunks)
+[ "$c" -le 3 ]
+check_err $? "$c counter chunks a while after the rules went, not 3 at most"
 send_expect xfc 10.0.1.1 $N -- hw:xfv2/1+0 pk:xfv2/1+$N udp:xfa/veth_a+0
-log_test "disabling xfv2 keeps a place of each rule again; deleting the rules frees them"
+log_test "disabling xfv2 keeps a place of each rule again; deleting the rules frees them and their counters"
 
 exit $EXIT_STATUS

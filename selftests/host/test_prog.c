@@ -1279,8 +1279,9 @@ static void test_max_rules(void)
 		goto out;
 	}
 	prog_fd = dp_prog_fd(skel);
-	if (bpf_map__max_entries(skel->maps.xf_counters) != XDP_FLOW_MIN_RULES)
-		fail("counters sized for %u ids",
+	if (bpf_map__max_entries(skel->maps.xf_counters) !=
+	    XDP_FLOW_MIN_RULES / XDP_FLOW_COUNTER_CHUNK)
+		fail("counters sized for %u chunks",
 		     bpf_map__max_entries(skel->maps.xf_counters));
 	f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
 	if (add("id=%u prio=1 dev=%d dst_ip=10.0.0.1 action=drop", base - 1,
@@ -1301,6 +1302,95 @@ static void test_max_rules(void)
 		fail("the first shield id %u refused: %s", base, msg);
 out:
 	log_test("2048 rule ids (max_rules at its least): tables sized for them, shields on top, ids beyond refused");
+	own_tables_end(&keep);
+}
+
+/* Chunks of counters in xf_counters (each a map of XDP_FLOW_COUNTER_CHUNK). */
+static unsigned int counter_chunks(void)
+{
+	int fd = bpf_map__fd(skel->maps.xf_counters);
+	__u32 c, map_id;
+	unsigned int n = 0;
+
+	for (c = 0; c < bpf_map__max_entries(skel->maps.xf_counters); c++)
+		n += !bpf_map_lookup_elem(fd, &c, &map_id);
+	return n;
+}
+
+/*
+ * Counters take per-CPU memory for the rule ids in use: chunks of
+ * XDP_FLOW_COUNTER_CHUNK ids are made as rules need them, and freed after a
+ * barrier while there are more than twice as many as rules use, plus one;
+ * a rule whose id is in a new chunk counts from zero.
+ */
+static void test_counter_chunks(void)
+{
+	struct fixtures keep = { skel, tbl, prog_fd };
+	const unsigned int many = 4 * XDP_FLOW_COUNTER_CHUNK;
+	const __u32 last = many - 1;
+	struct frame f = udp4("10.9.9.9", "10.1.15.255", 1, 2);
+	unsigned int n;
+	__u32 id;
+
+	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
+		       8 * XDP_FLOW_COUNTER_CHUNK);
+	tbl = skel ? table_new(skel) : NULL;
+	if (!tbl || table_recover(tbl)) {
+		fail("cannot set up tables");
+		goto out;
+	}
+	prog_fd = dp_prog_fd(skel);
+	n = counter_chunks();
+	if (n)
+		fail("%u chunks of counters without a rule", n);
+	if (add("id=0 prio=1 dev=%d src_ip=10.8.8.8 action=drop", IFINDEX))
+		goto out;
+	n = counter_chunks();
+	if (n != 1)
+		fail("%u chunks for rule 0, not 1", n);
+	for (id = 1; id < many; id++)
+		if (add("id=%u prio=2 dev=%d dst_ip=10.1.%u.%u action=drop", id,
+			IFINDEX, id >> 8, id & 0xff))
+			goto out;
+	n = counter_chunks();
+	if (n != many / XDP_FLOW_COUNTER_CHUNK)
+		fail("%u chunks for rules 0-%u, not %u", n, last,
+		     many / XDP_FLOW_COUNTER_CHUNK);
+	expect("the rule of the last id counts", &f, XDP_DROP, last, 1,
+	       tcb(&f));
+
+	/* All but rules 0 and 1 go: rule changes free nothing; the quiet
+	 * time after them leaves 3 chunks (2n+1) for 1 in use.
+	 */
+	for (id = 2; id < many; id++)
+		del(id);
+	n = counter_chunks();
+	if (n != 4)
+		fail("%u chunks right after the deletes, not 4", n);
+	if (!table_idle_due(tbl))
+		fail("no idle work with 4 chunks for 1 in use");
+	table_idle(tbl);
+	n = counter_chunks();
+	if (n != 3)
+		fail("%u chunks after the quiet time, with 1 in use: not 3", n);
+
+	/* The last chunk was freed: a rule of its ids counts from zero. */
+	if (add("id=%u prio=2 dev=%d dst_ip=10.1.15.255 action=drop", last,
+		IFINDEX))
+		goto out;
+	if (stats(last).packets)
+		fail("rule %u in a new chunk: %llu packets, not 0", last,
+		     (unsigned long long)stats(last).packets);
+	expect("a rule in a new chunk counts from zero", &f, XDP_DROP, last,
+	       1, tcb(&f));
+	/* Every rule gone: one chunk is kept. */
+	del_all();
+	table_idle(tbl);
+	n = counter_chunks();
+	if (n != 1 || table_idle_due(tbl))
+		fail("%u chunks after every rule went and the quiet time, not 1", n);
+out:
+	log_test("counters: chunks of 1024 ids as rules need them; the quiet time after changes frees down to 2n+1 for n in use");
 	own_tables_end(&keep);
 }
 
@@ -1350,6 +1440,7 @@ int main(int argc, char **argv)
 		test_capacity();
 	}
 	test_max_rules();
+	test_counter_chunks();
 	measure();
 
 	/* The same cases through the TC hook's program (same maps). */

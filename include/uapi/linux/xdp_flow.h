@@ -85,7 +85,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	13
+#define XDP_FLOW_ABI_VERSION	14
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 /*
@@ -141,11 +141,18 @@
 #define XDP_FLOW_GATE_CLOSED	1ULL
 
 /*
- * The counters: a per-CPU array of the XDP program, by rule id, of struct
- * xdp_flow_counter. The module finds it as it finds the gate and reads it
- * itself, so that no stats request of TC or nftables waits for the helper.
+ * The counters: struct xdp_flow_counter per rule id and CPU. The XDP
+ * program's map XDP_FLOW_COUNTERS_NAME is an array of maps: slot
+ * id / XDP_FLOW_COUNTER_CHUNK holds a per-CPU array of the counters of the
+ * XDP_FLOW_COUNTER_CHUNK ids from there. The helper makes chunks as rules
+ * need them and frees those without rules while there are more than twice
+ * as many as the rules use, and the module gives out low ids first: per-CPU
+ * memory follows the rules in use, not max_rules. The module finds the map
+ * as it finds the gate and reads it itself, so that no stats request of TC
+ * or nftables waits for the helper.
  */
 #define XDP_FLOW_COUNTERS_NAME	"xf_counters"
+#define XDP_FLOW_COUNTER_CHUNK	1024
 
 /**
  * struct xdp_flow_counter - what the XDP program counted for a rule on one CPU
