@@ -823,10 +823,10 @@ static void xdp_flow_shield_set(struct xdp_flow_dev *xdev, u64 order)
 	rcu_read_unlock();
 }
 
-/* The lowest order of the rules of @xdev that wait for room. */
+/* The lowest order of the rules of @xdev that wait for room (or lost). */
 static u64 xdp_flow_waiting_min(const struct xdp_flow_dev *xdev)
 {
-	u64 min = XDP_FLOW_NO_SHIELD;
+	u64 min = xdev->lost_order;
 	struct xdp_flow_entry *entry;
 	struct xdp_flow_binding *b;
 
@@ -840,6 +840,24 @@ static u64 xdp_flow_waiting_min(const struct xdp_flow_dev *xdev)
 				min = entry->rule.order;
 	}
 	return min;
+}
+
+/*
+ * No memory to keep TC's rule @f of @xdev: TC runs it in software and XDP
+ * does not know it, so the device's frames go to the stack from its prio
+ * on, until offload is disabled on the device.
+ */
+static void xdp_flow_dev_lost(struct xdp_flow_dev *xdev,
+			      const struct flow_cls_offload *f)
+{
+	u64 order = (u64)f->common.prio << 32;
+
+	if (order >= xdev->lost_order)
+		return;
+	xdev->lost_order = order;
+	pr_warn("xdp_flow: ifindex %d: no memory for a rule of prio %u: the device's frames go to the stack from there until offload is disabled on it\n",
+		xdev->ifindex, f->common.prio);
+	xdp_flow_shield_set(xdev, xdp_flow_waiting_min(xdev));
 }
 
 /* The helper had no room for @entry: shield what it may match. */
@@ -1085,13 +1103,16 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	}
 
 	entry = kmem_cache_zalloc(xdp_flow_entry_cache, GFP_KERNEL);
-	if (!entry)
-		return -ENOMEM;
+	if (!entry) {
+		err = -ENOMEM;
+		goto lost;
+	}
 	entry->mask = xdp_flow_mask_get(b, f->common.chain_index,
 					f->common.prio, fr->match.mask);
 	if (!entry->mask) {
 		kmem_cache_free(xdp_flow_entry_cache, entry);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto lost;
 	}
 	entry->binding = b;
 	entry->cookie = f->cookie;
@@ -1101,7 +1122,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	if (err) {
 		xdp_flow_mask_put(entry->mask);
 		kmem_cache_free(xdp_flow_entry_cache, entry);
-		return err;
+		goto lost;
 	}
 	list_add_tail(&entry->list, &b->entries);
 
@@ -1149,6 +1170,12 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	    xdp_flow_entry_install(entry, NULL))
 		xdp_flow_entry_wait(entry);
 	return -EOPNOTSUPP;
+
+lost:
+	/* nftables fails the rule's transaction: nothing runs it. */
+	if (!b->nft)
+		xdp_flow_dev_lost(xdev, f);
+	return err;
 }
 
 /*
@@ -2014,6 +2041,7 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 	atomic_inc(&xdp_flow_ids_used);
 	xdev->shield_id = err;
 	xdev->shield_order = XDP_FLOW_NO_SHIELD;
+	xdev->lost_order = XDP_FLOW_NO_SHIELD;
 	xdev->ifindex = dev->ifindex;
 	xdev->xdp_mode = xdp_mode;
 	xdev->why = why;

@@ -39,6 +39,8 @@ extern struct mutex xdp_flow_lock;
  * @shield_order: the order of the shield the helper holds, or
  *	XDP_FLOW_NO_SHIELD
  * @nr_waiting: rules of the device the helper had no room for
+ * @lost_order: the lowest order of the device's rules the module had no
+ *	memory to keep, or XDP_FLOW_NO_SHIELD: its shield stays there at most
  * @replaying: being enabled: its rules are being offered again, and the
  *	enable installs them all
  */
@@ -56,6 +58,7 @@ struct xdp_flow_dev {
 	u32 shield_id;
 	u64 shield_order;
 	unsigned int nr_waiting;
+	u64 lost_order;
 	bool replaying;
 };
 
