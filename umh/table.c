@@ -584,16 +584,20 @@ static int chunk_create(void)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Chunks made at once: at least this many, or twice those in use. */
+#define CHUNKS_AT_ONCE	4
+
 /*
- * The map of chunk @c. A missing one is made with as many missing chunks
- * above it as rules use already (the module keeps rule ids low, so those
- * are the next to be used), in one update of xf_counters: every map-in-map
- * update waits for an RCU grace period, so chunks double rather than come
- * one at a time.
+ * The map of chunk @c. A missing one is made with the missing chunks above
+ * it (the module keeps rule ids low, so those are the next to be used), up
+ * to twice as many as rules use, CHUNKS_AT_ONCE at least, in one update of
+ * xf_counters: every map-in-map update waits for an RCU grace period, so
+ * chunks come in growing steps rather than one at a time (10,000 rules
+ * wait for 2).
  */
 static int chunk_get(struct table *t, unsigned int c)
 {
-	unsigned int want = t->chunks_used ?: 1, n = 0, i;
+	unsigned int want = 2 * t->chunks_used, n = 0, i;
 	__u32 keys[XDP_FLOW_MAX_RULES / XDP_FLOW_COUNTER_CHUNK];
 	int fds[XDP_FLOW_MAX_RULES / XDP_FLOW_COUNTER_CHUNK];
 	__u32 count;
@@ -601,6 +605,8 @@ static int chunk_get(struct table *t, unsigned int c)
 
 	if (t->chunk_fd[c] >= 0)
 		return t->chunk_fd[c];
+	if (want < CHUNKS_AT_ONCE)
+		want = CHUNKS_AT_ONCE;
 	for (i = c; i < t->nr_chunks && n < want; i++) {
 		if (t->chunk_fd[i] >= 0)
 			continue;
