@@ -622,9 +622,10 @@ static int chunk_get(struct table *t, unsigned int c)
 	count = n;
 	if (bpf_map_update_batch(t->counters_fd, keys, fds, &count, NULL)) {
 		err = -errno;
-		/* Without batches (older kernels): the one needed now. */
-		count = !bpf_map_update_elem(t->counters_fd, &keys[0], &fds[0],
-					     BPF_ANY);
+		/* None put in (no batches here?): the one needed now. */
+		if (!count && !bpf_map_update_elem(t->counters_fd, &keys[0],
+						   &fds[0], BPF_ANY))
+			count = 1;
 	}
 	for (i = 0; i < n; i++) {
 		if (i >= count) {
@@ -739,8 +740,8 @@ static void counters_zero_free(struct table *t)
 }
 
 /*
- * Takes the chunks a previous helper left in xf_counters; those without a
- * rule are freed after the next barrier.
+ * Takes the chunks a previous helper left in xf_counters; table_idle()
+ * frees those the rules do not need.
  */
 static void chunks_recover(struct table *t)
 {
