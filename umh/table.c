@@ -1199,7 +1199,7 @@ int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
 {
 	__u32 idx = id % XDP_FLOW_COUNTER_CHUNK;
 	struct xdp_flow_counter *c = t->percpu_buf;
-	int i;
+	int i, fd;
 
 	memset(st, 0, sizeof(*st));
 	st->id = id;
@@ -1207,12 +1207,12 @@ int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
 		snprintf(msg, len, "no rule %u", id);
 		return -ENOENT;
 	}
-	if (t->chunk_fd[id / XDP_FLOW_COUNTER_CHUNK] < 0) {
+	fd = t->chunk_fd[id / XDP_FLOW_COUNTER_CHUNK];
+	if (fd < 0) {
 		snprintf(msg, len, "rule %u has no counters", id);
 		return -ENOENT;
 	}
-	if (bpf_map_lookup_elem(t->chunk_fd[id / XDP_FLOW_COUNTER_CHUNK], &idx,
-				c)) {
+	if (bpf_map_lookup_elem(fd, &idx, c)) {
 		snprintf(msg, len, "reading counters of rule %u: %s", id,
 			 strerror(errno));
 		return -errno;

@@ -1080,19 +1080,20 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		xdp_flow_entry_uninstall(entry);
 		xdp_flow_entry_free(entry);
 	}
-	place = xdp_flow_place_find(b, f->cookie);
-	if (place)
-		xdp_flow_place_free(b, place);
 
 	if (!xdev) {
 		/*
 		 * Not enabled: nothing is offloaded, translated or kept but
 		 * the rule's place in TC's order. nftables fails the
 		 * transaction of a rule a driver refused
-		 * (xdp_flow_nft_refused()): nothing to keep.
+		 * (xdp_flow_nft_refused()): nothing to keep. (Only such a
+		 * device has places: enabling turns them into entries.)
 		 */
 		if (b->nft)
 			return -EOPNOTSUPP;
+		place = xdp_flow_place_find(b, f->cookie);
+		if (place)
+			xdp_flow_place_free(b, place);
 		err = xdp_flow_place_add(b, f);
 		if (err) {
 			/* Enabling the device cannot order its rules now. */
