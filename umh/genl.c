@@ -9,7 +9,12 @@
  * batch is full, or before a progress report or a request other than a
  * rule change): a burst of posted rule
  * changes then costs one write and one wake-up of the module per batch,
- * not per change. The attach worker writes its replies from its own
+ * not per change. While the batch holds only answers to posted changes,
+ * which nobody waits for, the loop lingers a moment before it writes
+ * them: it sleeps, so the requests that arrive meanwhile wake nobody (the
+ * sender does not pay for waking us per rule), and reads them into the
+ * same batch; it writes once a linger brought no request or the oldest
+ * answer has waited UMH_HOLD_US. The attach worker writes its replies from its own
  * thread at once; every genetlink send holds send_lock. The helper also
  * listens to the genl controller's notifications, to notice when the
  * family (the module) goes.
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
@@ -45,6 +51,15 @@
  */
 #define BATCH_BYTES	16384
 #define BATCH_REPLIES	32
+/*
+ * How long the loop sleeps before it looks for more requests while it
+ * holds only answers to posted changes, and how long it holds one at most:
+ * the rule acts in XDP once its answer is in (until then its frames go to
+ * the stack), so this is what a burst of rule changes gains in fewer
+ * wake-ups, paid by each change in as much more time to act in XDP.
+ */
+#define UMH_LINGER_US	1000
+#define UMH_HOLD_US	4000
 /* A request is about 1 KiB; the controller's notifications can be more. */
 #define RECV_BUF_SIZE	65536
 
@@ -56,6 +71,11 @@ struct genl {
 	char batch[BATCH_BYTES];	/* its replies not written yet */
 	size_t batch_len;
 	unsigned int batch_n;
+	bool batch_urgent;		/* someone waits for an answer in it */
+	long long batch_since_us;	/* when its first answer came */
+	bool lingered;			/* slept since its last write */
+	unsigned int nr_read;		/* requests read since the last look */
+	bool posted;			/* the request being served is */
 	pthread_mutex_t send_lock;
 	__u32 hello_seq;
 	bool hello_acked;
@@ -70,6 +90,7 @@ static struct nla_policy policy[XDP_FLOW_ATTR_MAX + 1] = {
 				    .minlen = sizeof(struct xdp_flow_rule) },
 	[XDP_FLOW_ATTR_RULE_ID]	= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_SEQ]	= { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_POSTED]	= { .type = NLA_FLAG },
 };
 
 /* Builds @r as a REPLY of @family. Returns the message, or NULL. */
@@ -144,6 +165,32 @@ static void batch_flush(struct genl *g)
 	reply_send(g->reply_fd, g->batch, g->batch_len, 0);
 	g->batch_len = 0;
 	g->batch_n = 0;
+	g->batch_urgent = false;
+	g->lingered = false;
+}
+
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/*
+ * No request is left to read: whether to sleep a moment before writing the
+ * batch (see the top of this file). Called once per look; counts a linger.
+ */
+static bool batch_linger(struct genl *g)
+{
+	bool more = g->nr_read;
+
+	g->nr_read = 0;
+	if (!g->batch_n || g->batch_urgent || (g->lingered && !more) ||
+	    now_us() - g->batch_since_us >= UMH_HOLD_US)
+		return false;
+	g->lingered = true;
+	return true;
 }
 
 static void genl_reply(void *transport, const struct umh_reply *r)
@@ -171,6 +218,9 @@ static void genl_reply(void *transport, const struct umh_reply *r)
 		memcpy(g->batch + g->batch_len, nlmsg_hdr(msg),
 		       nlmsg_hdr(msg)->nlmsg_len);
 		g->batch_len += len;
+		if (!g->batch_n)
+			g->batch_since_us = now_us();
+		g->batch_urgent |= !g->posted;
 		if (++g->batch_n >= BATCH_REPLIES)
 			batch_flush(g);
 	}
@@ -217,6 +267,9 @@ static int parse_request(struct genlmsghdr *gh, struct nlattr **tb,
 		memcpy(&req->rule, nla_data(tb[XDP_FLOW_ATTR_RULE]),
 		       sizeof(req->rule));
 	}
+	req->posted = tb[XDP_FLOW_ATTR_POSTED] &&
+		      (req->cmd == XDP_FLOW_CMD_RULE_ADD ||
+		       req->cmd == XDP_FLOW_CMD_RULE_DEL);
 	return 0;
 }
 
@@ -326,7 +379,10 @@ static int on_msg(struct nl_msg *msg, void *arg)
 	 */
 	if (req.cmd != XDP_FLOW_CMD_RULE_ADD && req.cmd != XDP_FLOW_CMD_RULE_DEL)
 		batch_flush(g);
+	g->nr_read++;
+	g->posted = req.posted;
 	umh_handle(u, &req);
+	g->posted = false;
 	return u->exiting ? NL_STOP : NL_OK;
 }
 
@@ -512,6 +568,10 @@ int genl_run(struct umh *u)
 			bool due = u->table && table_idle_due(u->table);
 			int n;
 
+			if (batch_linger(&g)) {
+				usleep(UMH_LINGER_US);
+				continue;
+			}
 			batch_flush(&g);
 			/* Work that waits for grace periods waits for quiet. */
 			n = poll(&p, 1, due ? UMH_IDLE_MS : -1);

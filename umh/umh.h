@@ -127,6 +127,7 @@ struct umh_request {
 	__u32 rule_id;
 	__u32 ifindex;
 	__u32 xdp_mode;
+	bool posted;			/* the module does not wait for it */
 	struct xdp_flow_rule rule;
 };
 

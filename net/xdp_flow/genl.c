@@ -35,6 +35,7 @@ static const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1] = {
 	[XDP_FLOW_ATTR_ROOM]		= NLA_POLICY_EXACT_LEN(sizeof(struct xdp_flow_room)),
 	[XDP_FLOW_ATTR_IN_FLIGHT]	= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_MAX_RULES]	= { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_POSTED]		= { .type = NLA_FLAG },
 };
 
 /* --- operations of the helper (helper.c checks who sends them) --- */

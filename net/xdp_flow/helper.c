@@ -843,7 +843,8 @@ static int xdp_flow_helper_send(u8 cmd, u32 ifindex, u32 rule_id,
 	     nla_put_u32(skb, XDP_FLOW_ATTR_RULE_ID, rule_id)) ||
 	    (cmd == XDP_FLOW_CMD_DEV_ATTACH &&
 	     nla_put_u32(skb, XDP_FLOW_ATTR_XDP_MODE, xdp_mode)) ||
-	    (rule && nla_put(skb, XDP_FLOW_ATTR_RULE, sizeof(*rule), rule))) {
+	    (rule && nla_put(skb, XDP_FLOW_ATTR_RULE, sizeof(*rule), rule)) ||
+	    (posted && nla_put_flag(skb, XDP_FLOW_ATTR_POSTED))) {
 		nlmsg_free(skb);
 		goto err_forget;
 	}

@@ -511,6 +511,12 @@ enum xdp_flow_attr {
 	XDP_FLOW_ATTR_MAX_RULES,	/* u32, STATUS_GET: rule ids there
 					 * are (module parameter max_rules)
 					 */
+	XDP_FLOW_ATTR_POSTED,		/* flag, RULE_ADD and RULE_DEL: the
+					 * module does not wait for the
+					 * answer, so the helper may hold it
+					 * back a moment to answer several in
+					 * one write
+					 */
 	__XDP_FLOW_ATTR_MAX,
 };
 
