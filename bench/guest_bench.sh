@@ -47,7 +47,8 @@
 #            until the flow arrives again. With xdp_flow and in software.
 #   rate     XF_BENCH_RULES (10000) flower rules (distinct dst_ip, action
 #            drop) through `tc -b`: with xdp_flow enabled on the device
-#            and not, interleaved, in each prio order of
+#            and without it (a device in a namespace of its own, where
+#            xdp_flow binds nothing), interleaved, in each prio order of
 #            XF_BENCH_RATE_ORDERS (default "one asc desc random": all
 #            pref 10, ascending, descending, shuffled); with xdp_flow
 #            also until every rule is in XDP (`xdp-flow wait` after tc
@@ -62,7 +63,7 @@
 #            enabled on the ports).
 #   scale    XF_BENCH_SCALE_RULES (100000) rules (one prio, distinct
 #            dst_ip, action drop) through `tc -b`, with xdp_flow and
-#            without: the time to add them, `tc -s filter show`,
+#            without (as in rate): the time to add them, `tc -s filter show`,
 #            `xdp-flow show`, every rule back in XDP after a helper kill
 #            (the replay), and `tc qdisc del`.
 #   miss     The miss path: traffic that matches no offloaded rule, from
@@ -1018,7 +1019,8 @@ section_latency()
 rate_cleanup()
 {
 	[ -d /sys/module/xdp_flow ] && "$XF_CLI" disable dev rd_xdp >/dev/null 2>&1
-	devs_del rd_xdp rd_tc
+	devs_del rd_xdp
+	ip netns del xf_rate 2>/dev/null
 }
 
 # xf_dev_rules <dev>: the device's rule count in `xdp-flow status`.
@@ -1048,32 +1050,36 @@ rate_rules()
 # rate_run <cfg> <order>: one tc -b of NRULES rules on <cfg>'s device, then
 # tc qdisc del. Sets R_ADD, R_RPS, R_IN_XDP, R_DEL, R_EMPTY (seconds, rules
 # per second; R_IN_XDP and R_EMPTY for xdp_flow only), R_ADD empty when it
-# could not be measured.
+# could not be measured. tc_flower's device is in a namespace of its own,
+# where xdp_flow does not bind blocks (it keeps a place for each rule of a
+# device it could enable): TC as it runs without xdp_flow.
 rate_run()
 {
 	local cfg=$1 order=$2 d=rd_tc t0 t1 rc n
+	local -a tc=(ip netns exec xf_rate tc)
 
 	R_ADD= R_RPS= R_IN_XDP= R_DEL= R_EMPTY=
 	if [ $cfg = xdp_flow ]; then
 		d=rd_xdp
+		tc=(tc)
 		if [ "$XF_READY" != 1 ]; then
 			note rate "xdp_flow: the module or its helper is not running"
 			return 1
 		fi
 		xf_enable $d || { note rate "xdp_flow: cannot enable $d"; return 1; }
 	else
-		tc qdisc add dev $d clsact || { note rate "$cfg: cannot add clsact"; return 1; }
+		"${tc[@]}" qdisc add dev $d clsact || { note rate "$cfg: cannot add clsact"; return 1; }
 	fi
 	rate_rules $d "$order" >"$TMP/rules.$d"
 	now; t0=$NOW
-	timeout 900 tc -b "$TMP/rules.$d" >"$TMP/tc.out" 2>&1
+	timeout 900 "${tc[@]}" -b "$TMP/rules.$d" >"$TMP/tc.out" 2>&1
 	rc=$?
 	now; t1=$NOW
 	R_ADD=$(calc "($t1 - $t0) / 1e6")
 	if [ $rc != 0 ]; then
 		note rate "$cfg $order: tc -b failed (rc $rc) after $R_ADD s: $(tail -n 2 "$TMP/tc.out" | tr '\n' ' ')"
 		R_ADD=
-		tc qdisc del dev $d clsact 2>/dev/null
+		"${tc[@]}" qdisc del dev $d clsact 2>/dev/null
 		[ $cfg = xdp_flow ] && "$XF_CLI" disable dev $d >/dev/null 2>&1
 		return 1
 	fi
@@ -1094,7 +1100,7 @@ rate_run()
 	log "rate $cfg $order: $n rules in $R_ADD s ($R_RPS rules/s)${R_IN_XDP:+, all in XDP after $R_IN_XDP s}"
 
 	now; t0=$NOW
-	tc qdisc del dev $d clsact
+	"${tc[@]}" qdisc del dev $d clsact
 	rc=$?
 	now; t1=$NOW
 	R_DEL=$(calc "($t1 - $t0) / 1e6")
@@ -1126,6 +1132,10 @@ section_rate()
 
 	log "== rate: $NRULES flower rules through tc -b, with and without xdp_flow, prio orders: $RATE_ORDERS, $RATE_REPS rounds"
 	veth_pairs rd_xdp:rp_xdp rd_tc:rp_tc || { note rate "cannot create the veth pairs"; rate_cleanup; return 1; }
+	ip netns del xf_rate 2>/dev/null
+	ip netns add xf_rate && ip link set rd_tc netns xf_rate &&
+		ip -n xf_rate link set rd_tc up ||
+		{ note rate "cannot move rd_tc into a namespace"; rate_cleanup; return 1; }
 
 	for ((rep = 1; rep <= RATE_REPS; rep++)); do
 		for order in $RATE_ORDERS; do
@@ -1202,7 +1212,8 @@ section_rate()
 scale_cleanup()
 {
 	[ -d /sys/module/xdp_flow ] && "$XF_CLI" disable dev sc_xdp >/dev/null 2>&1
-	devs_del sc_xdp sc_tc
+	devs_del sc_xdp
+	ip netns del xf_scale 2>/dev/null
 }
 
 # scale_time <var> cmd...: runs cmd (output discarded), its seconds in var.
@@ -1221,21 +1232,29 @@ scale_time()
 section_scale()
 {
 	local d cfg s_add s_show s_xshow s_replay s_del n pid new t0 r
+	local -a tc
 	local -A v=()
 
 	log "== scale: $SCALE_RULES rules, with and without xdp_flow"
 	veth_pairs sc_xdp:sp_xdp sc_tc:sp_tc || { note scale "cannot create the veth pairs"; scale_cleanup; return 1; }
+	# tc_flower's device where xdp_flow binds nothing (see rate_run())
+	ip netns del xf_scale 2>/dev/null
+	ip netns add xf_scale && ip link set sc_tc netns xf_scale &&
+		ip -n xf_scale link set sc_tc up ||
+		{ note scale "cannot move sc_tc into a namespace"; scale_cleanup; return 1; }
 	for cfg in tc_flower xdp_flow; do
 		d=sc_tc
+		tc=(ip netns exec xf_scale tc)
 		if [ $cfg = xdp_flow ]; then
 			d=sc_xdp
+			tc=(tc)
 			[ "$XF_READY" = 1 ] || { note scale "xdp_flow: the module or its helper is not running"; continue; }
 			xf_enable $d || { note scale "xdp_flow: cannot enable $d"; continue; }
 		else
-			tc qdisc add dev $d clsact || { note scale "cannot add clsact"; continue; }
+			"${tc[@]}" qdisc add dev $d clsact || { note scale "cannot add clsact"; continue; }
 		fi
 		NRULES=$SCALE_RULES rate_rules $d one >"$TMP/scale.$d"
-		scale_time s_add timeout 1800 tc -b "$TMP/scale.$d"
+		scale_time s_add timeout 1800 "${tc[@]}" -b "$TMP/scale.$d"
 		n=$SCALE_RULES
 		if [ $cfg = xdp_flow ]; then
 			n=$(xf_dev_rules $d)
@@ -1243,7 +1262,7 @@ section_scale()
 		fi
 		v[$cfg.add]=$s_add
 		csv scale "$cfg" add_s "$s_add" s
-		scale_time s_show tc -s filter show dev $d ingress
+		scale_time s_show "${tc[@]}" -s filter show dev $d ingress
 		v[$cfg.show]=$s_show
 		csv scale "$cfg" tc_s_show_s "$s_show" s
 		log "scale $cfg: $n rules added in $s_add s; tc -s filter show $s_show s"
@@ -1268,7 +1287,7 @@ section_scale()
 			csv scale "$cfg" replay_s "$s_replay" s
 			log "scale $cfg: xdp-flow show $s_xshow s; after a helper kill every rule in XDP again in $s_replay s"
 		fi
-		scale_time s_del tc qdisc del dev $d clsact
+		scale_time s_del "${tc[@]}" qdisc del dev $d clsact
 		v[$cfg.del]=$s_del
 		csv scale "$cfg" qdisc_del_s "$s_del" s
 		[ $cfg = xdp_flow ] && "$XF_CLI" disable dev $d >/dev/null 2>&1
