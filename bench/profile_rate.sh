@@ -40,6 +40,7 @@ for order in $ORDERS; do
 	tc qdisc add dev pa clsact || exit 1
 	case $order in
 	asc) seq 1 "$N" ;;
+	desc) seq "$N" -1 1 ;;
 	random) seq 1 "$N" | shuf --random-source=<(yes 42) ;;
 	esac | awk '{ i = NR - 1; printf "filter add dev pa ingress pref %d protocol ip flower dst_ip 10.%d.%d.%d action drop\n", $1, 100 + int(i / 65536), int(i / 256) % 256, i % 256 }' >"$OUT/rules"
 	data=$OUT/perf.$mode.$order.data

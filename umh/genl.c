@@ -10,11 +10,14 @@
  * rule change): a burst of posted rule
  * changes then costs one write and one wake-up of the module per batch,
  * not per change. While the batch holds only answers to posted changes,
- * which nobody waits for, the loop lingers a moment before it writes
- * them: it sleeps, so the requests that arrive meanwhile wake nobody (the
- * sender does not pay for waking us per rule), and reads them into the
- * same batch; it writes once a linger brought no request or the oldest
- * answer has waited UMH_HOLD_US. The attach worker writes its replies from its own
+ * which nobody waits for, the loop waits for more requests before it
+ * writes them, and answers those in the same batch, until the oldest
+ * answer has waited UMH_HOLD_US: a slow stream of changes (tc -b adding
+ * one rule after another) then wakes the module once per batch too. (A
+ * timed sleep instead of the wait, which would spare the sender the
+ * wake-up per request, made tc -b slower in descending prio order in
+ * the emulated guests: each of those adds waits for an expedited RCU
+ * grace period, which a helper woken at random times delays.) The attach worker writes its replies from its own
  * thread at once; every genetlink send holds send_lock. The helper also
  * listens to the genl controller's notifications, to notice when the
  * family (the module) goes.
@@ -24,6 +27,7 @@
  * whatever arrives from a port other than 0 all the same (queued before the
  * connect) is dropped unread.
  */
+#define _GNU_SOURCE	/* ppoll() */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -52,13 +56,12 @@
 #define BATCH_BYTES	16384
 #define BATCH_REPLIES	32
 /*
- * How long the loop sleeps before it looks for more requests while it
- * holds only answers to posted changes, and how long it holds one at most:
- * the rule acts in XDP once its answer is in (until then its frames go to
- * the stack), so this is what a burst of rule changes gains in fewer
- * wake-ups, paid by each change in as much more time to act in XDP.
+ * How long the loop holds an answer to a posted change at most: the rule
+ * acts in XDP once its answer is in (until then its frames go to the
+ * stack), so this is what a stream of rule changes gains in fewer
+ * wake-ups of the module, paid by each change in up to as much more time
+ * to act in XDP.
  */
-#define UMH_LINGER_US	1000
 #define UMH_HOLD_US	4000
 /* A request is about 1 KiB; the controller's notifications can be more. */
 #define RECV_BUF_SIZE	65536
@@ -73,8 +76,6 @@ struct genl {
 	unsigned int batch_n;
 	bool batch_urgent;		/* someone waits for an answer in it */
 	long long batch_since_us;	/* when its first answer came */
-	bool lingered;			/* slept since its last write */
-	unsigned int nr_read;		/* requests read since the last look */
 	bool posted;			/* the request being served is */
 	pthread_mutex_t send_lock;
 	__u32 hello_seq;
@@ -166,7 +167,6 @@ static void batch_flush(struct genl *g)
 	g->batch_len = 0;
 	g->batch_n = 0;
 	g->batch_urgent = false;
-	g->lingered = false;
 }
 
 static long long now_us(void)
@@ -178,19 +178,17 @@ static long long now_us(void)
 }
 
 /*
- * No request is left to read: whether to sleep a moment before writing the
- * batch (see the top of this file). Called once per look; counts a linger.
+ * No request is left to read: how long to wait for one more before writing
+ * the batch (see the top of this file), in microseconds; 0 for not at all.
  */
-static bool batch_linger(struct genl *g)
+static long long batch_linger(struct genl *g)
 {
-	bool more = g->nr_read;
+	long long left;
 
-	g->nr_read = 0;
-	if (!g->batch_n || g->batch_urgent || (g->lingered && !more) ||
-	    now_us() - g->batch_since_us >= UMH_HOLD_US)
-		return false;
-	g->lingered = true;
-	return true;
+	if (!g->batch_n || g->batch_urgent)
+		return 0;
+	left = g->batch_since_us + UMH_HOLD_US - now_us();
+	return left > 0 ? left : 0;
 }
 
 static void genl_reply(void *transport, const struct umh_reply *r)
@@ -379,7 +377,6 @@ static int on_msg(struct nl_msg *msg, void *arg)
 	 */
 	if (req.cmd != XDP_FLOW_CMD_RULE_ADD && req.cmd != XDP_FLOW_CMD_RULE_DEL)
 		batch_flush(g);
-	g->nr_read++;
 	g->posted = req.posted;
 	umh_handle(u, &req);
 	g->posted = false;
@@ -566,11 +563,18 @@ int genl_run(struct umh *u)
 			continue;
 		if (!err || err == -NLE_AGAIN) {
 			bool due = u->table && table_idle_due(u->table);
+			long long linger;
 			int n;
 
-			if (batch_linger(&g)) {
-				usleep(UMH_LINGER_US);
-				continue;
+			linger = batch_linger(&g);
+			if (linger) {
+				struct timespec ts = {
+					.tv_sec = linger / 1000000,
+					.tv_nsec = linger % 1000000 * 1000,
+				};
+
+				if (ppoll(&p, 1, &ts, NULL) > 0)
+					continue;
 			}
 			batch_flush(&g);
 			/* Work that waits for grace periods waits for quiet. */
