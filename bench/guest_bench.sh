@@ -53,7 +53,7 @@
 #            pref 10, ascending, descending, shuffled); with xdp_flow
 #            also until every rule is in XDP (`xdp-flow wait` after tc
 #            returns: in_xdp_s); then deleting the qdisc. XF_BENCH_RATE_REPS
-#            rounds (default XF_BENCH_REPS), each running both
+#            rounds (default 5), each running both
 #            configurations of every order, first one then the other in
 #            turn; medians, and the range of the rounds' ratios.
 #   ping     Two namespaces on an OVS bridge: the round trip of a first
@@ -128,11 +128,12 @@ OUT=$1
 if [ "${XF_BENCH_QUICK:-0}" = 1 ]; then
 	d_secs=2 d_reps=1 d_lat_reps=2 d_rules=1000 d_ping_reps=2 d_miss_secs=2
 	d_scale_rules=5000
-	d_miss_reps=1
+	d_miss_reps=1 d_rate_reps=1
 else
 	d_secs=5 d_reps=3 d_lat_reps=5 d_rules=10000 d_ping_reps=5 d_miss_secs=2
 	d_scale_rules=100000
-	d_miss_reps=2
+	# single rounds of rate swing by +-0.15 in the emulated guests
+	d_miss_reps=2 d_rate_reps=5
 fi
 SECTIONS=${XF_BENCH_SECTIONS:-forward latency rate ping miss scale}
 GENS=${XF_BENCH_GEN:-xdp_gen}
@@ -143,7 +144,7 @@ LAT_REPS=${XF_BENCH_LAT_REPS:-$d_lat_reps}
 LAT_PPS=${XF_BENCH_LAT_PPS:-2000}
 NRULES=${XF_BENCH_RULES:-$d_rules}
 RATE_ORDERS=${XF_BENCH_RATE_ORDERS:-one asc desc random}
-RATE_REPS=${XF_BENCH_RATE_REPS:-$d_reps}
+RATE_REPS=${XF_BENCH_RATE_REPS:-$d_rate_reps}
 SCALE_RULES=${XF_BENCH_SCALE_RULES:-$d_scale_rules}
 PING_REPS=${XF_BENCH_PING_REPS:-$d_ping_reps}
 MISS_SECS=${XF_BENCH_MISS_SECS:-$d_miss_secs}

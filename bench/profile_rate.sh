@@ -13,7 +13,7 @@
 # counted) into $XF_RESULTS; a call graph of tc in perf.<mode>.<order>.tc,
 # and where tc left the CPU (its context switches' call chains) in
 # perf.<mode>.<order>.switch. XF_PROFILE_MODES ("xf sw") and
-# XF_PROFILE_ORDERS ("random asc") choose the runs. A diagnostic, not a benchmark:
+# XF_PROFILE_ORDERS ("random asc"; also desc, one) choose the runs. A diagnostic, not a benchmark:
 # perf slows the run down, so its times are not the rate section's.
 XF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$XF_ROOT" || exit 1
@@ -41,6 +41,7 @@ for order in $ORDERS; do
 	case $order in
 	asc) seq 1 "$N" ;;
 	desc) seq "$N" -1 1 ;;
+	one) yes 10 | head -n "$N" ;;
 	random) seq 1 "$N" | shuf --random-source=<(yes 42) ;;
 	esac | awk '{ i = NR - 1; printf "filter add dev pa ingress pref %d protocol ip flower dst_ip 10.%d.%d.%d action drop\n", $1, 100 + int(i / 65536), int(i / 256) % 256, i % 256 }' >"$OUT/rules"
 	data=$OUT/perf.$mode.$order.data
