@@ -2,19 +2,26 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A profile of `tc -b` adding 10,000 flower rules to a device, with offload
-# enabled (mode xf) and without (mode sw), in random and in ascending prio
-# order (perf record -a -g, every CPU). Run it in a guest:
+# enabled (mode xf) and without (mode sw), in the prio orders asked for
+# (perf record -a -g, every CPU, with the scheduler's switch and wake-up
+# events). Run it in a guest:
 #
 #   XF_RESULTS=/tmp/prof bash selftests/vm/run-guest.sh 6.12 \
 #           bash bench/profile_rate.sh
 #
-# It writes perf.<mode>.<order>.txt (the share of each command, then the
-# top symbols of every command, then those of tc alone, with the samples
-# counted) into $XF_RESULTS; a call graph of tc in perf.<mode>.<order>.tc,
-# and where tc left the CPU (its context switches' call chains) in
-# perf.<mode>.<order>.switch. XF_PROFILE_MODES ("xf sw") and
-# XF_PROFILE_ORDERS ("random asc"; also desc, one) choose the runs. A diagnostic, not a benchmark:
-# perf slows the run down, so its times are not the rate section's.
+# It writes into $XF_RESULTS, for each mode and order:
+#   perf.<mode>.<order>.txt      the share of each command, the top
+#                                symbols of all, then those of tc alone
+#   perf.<mode>.<order>.tc       tc's call graph
+#   perf.<mode>.<order>.switch   how often tc left the CPU, how (R:
+#                                preempted; D, S: it slept), to whom, from
+#                                which call chain
+#   perf.<mode>.<order>.wakeups  who woke the helper, kworkers and RCU's
+#                                threads, from which call chain
+# XF_PROFILE_MODES ("xf sw"), XF_PROFILE_ORDERS ("random asc"; also desc
+# and one), XF_PROFILE_RULES (10000) choose the runs; XF_PROFILE_KEEP=1
+# keeps perf.<mode>.<order>.data. A diagnostic, not a benchmark: perf
+# slows the run down, so its times are not the rate section's.
 XF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$XF_ROOT" || exit 1
 export PATH=$XF_ROOT/tools/xdp-flow:$PATH
