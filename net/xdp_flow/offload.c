@@ -12,9 +12,7 @@
  * TC would have chosen, or goes to TC.
  */
 #include <linux/atomic.h>
-#include <linux/hash.h>
 #include <linux/idr.h>
-#include <linux/jhash.h>
 #include <linux/jiffies.h>
 #include <linux/rhashtable.h>
 #include <linux/rtnetlink.h>
@@ -91,29 +89,42 @@ static void xdp_flow_stale_link(int ifindex)
 
 /* --- flower masks: rank the rules of one prio as flower tries them --- */
 
+/* Every lookup holds xdp_flow_lock: a mask may be freed once removed. */
+static const struct rhashtable_params xdp_flow_mask_params = {
+	.key_len = sizeof(struct xdp_flow_mask_key),
+	.key_offset = offsetof(struct xdp_flow_mask_ref, key),
+	.head_offset = offsetof(struct xdp_flow_mask_ref, node),
+	.automatic_shrinking = true,
+};
+
 static struct xdp_flow_mask_ref *
 xdp_flow_mask_get(struct xdp_flow_binding *b, u32 chain, u16 prio,
 		  const void *fl_mask)
 {
-	u32 key = jhash_3words(chain, prio, hash_ptr(fl_mask, 32), 0);
+	struct xdp_flow_mask_key key = {
+		.fl_mask = fl_mask,
+		.chain = chain,
+		.prio = prio,
+	};
 	struct xdp_flow_mask_ref *ref;
 
-	hash_for_each_possible(b->masks, ref, node, key) {
-		if (ref->chain == chain && ref->prio == prio &&
-		    ref->fl_mask == fl_mask) {
-			ref->refcnt++;
-			return ref;
-		}
+	ref = rhashtable_lookup_fast(&b->masks, &key, xdp_flow_mask_params);
+	if (ref) {
+		ref->refcnt++;
+		return ref;
 	}
 	ref = kzalloc(sizeof(*ref), GFP_KERNEL);
 	if (!ref)
 		return NULL;
-	ref->chain = chain;
-	ref->prio = prio;
-	ref->fl_mask = fl_mask;
+	ref->key = key;
+	ref->binding = b;
 	ref->refcnt = 1;
+	if (rhashtable_insert_fast(&b->masks, &ref->node,
+				   xdp_flow_mask_params)) {
+		kfree(ref);
+		return NULL;
+	}
 	ref->rank = b->next_rank++;
-	hash_add(b->masks, &ref->node, key);
 	return ref;
 }
 
@@ -121,7 +132,8 @@ static void xdp_flow_mask_put(struct xdp_flow_mask_ref *ref)
 {
 	if (--ref->refcnt)
 		return;
-	hash_del(&ref->node);
+	rhashtable_remove_fast(&ref->binding->masks, &ref->node,
+			       xdp_flow_mask_params);
 	kfree(ref);
 }
 
@@ -320,7 +332,7 @@ static int xdp_flow_place_add(struct xdp_flow_binding *b,
  */
 static u64 xdp_flow_order(const struct xdp_flow_entry *entry)
 {
-	u64 prio = entry->mask->prio;
+	u64 prio = entry->mask->key.prio;
 
 	if (entry->binding->nft)
 		prio += XDP_FLOW_ORDER_NFT_BASE;
@@ -1412,6 +1424,7 @@ static void xdp_flow_block_release(void *cb_priv)
 		xdp_flow_place_free(b, place);
 	list_del(&b->list);
 	mutex_unlock(&xdp_flow_lock);
+	rhashtable_destroy(&b->masks);
 	rhashtable_destroy(&b->place_cookies);
 	rhashtable_destroy(&b->cookies);
 	kfree(b);
@@ -1461,12 +1474,17 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 		kfree(b);
 		return -ENOMEM;
 	}
+	if (rhashtable_init(&b->masks, &xdp_flow_mask_params)) {
+		rhashtable_destroy(&b->place_cookies);
+		rhashtable_destroy(&b->cookies);
+		kfree(b);
+		return -ENOMEM;
+	}
 	b->dev = dev;
 	b->ifindex = dev->ifindex;
 	b->block = block;
 	INIT_LIST_HEAD(&b->entries);
 	INIT_LIST_HEAD(&b->places);
-	hash_init(b->masks);
 	/* TC binds through a qdisc; nftables through a chain, without one. */
 	b->nft = !sch;
 	/* TC offers a driver that binds late no rule of the block. A TC
@@ -1479,6 +1497,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 					    xdp_flow_block_release, bo, dev,
 					    sch, data, NULL, cleanup);
 	if (IS_ERR(block_cb)) {
+		rhashtable_destroy(&b->masks);
 		rhashtable_destroy(&b->place_cookies);
 		rhashtable_destroy(&b->cookies);
 		kfree(b);

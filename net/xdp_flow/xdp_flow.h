@@ -3,7 +3,6 @@
 #ifndef _XDP_FLOW_H
 #define _XDP_FLOW_H
 
-#include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
@@ -79,8 +78,9 @@ struct xdp_flow_dev {
  * @places: TC's rules offered while offload is not enabled on the device:
  *	only their place in TC's order (struct xdp_flow_place, offload.c)
  * @place_cookies: the same by TC's cookie
- * @masks: flower masks of those rules, to rank rules of equal prio, hashed
- *	by chain, prio and mask (struct xdp_flow_mask_ref)
+ * @masks: flower masks of those rules, to rank rules of equal prio, by
+ *	chain, prio and mask (struct xdp_flow_mask_ref): one per prio at least,
+ *	so a table that grows (10,000 prios are common)
  * @next_rank: rank of the next new flower mask
  * @unseen_rules: the block may hold rules the module was never offered
  *	(it existed before the module was loaded)
@@ -95,7 +95,7 @@ struct xdp_flow_binding {
 	struct rhashtable cookies;
 	struct list_head places;
 	struct rhashtable place_cookies;
-	DECLARE_HASHTABLE(masks, 8);
+	struct rhashtable masks;
 	u32 next_rank;
 	bool unseen_rules;
 	bool nft;
@@ -158,19 +158,29 @@ struct xdp_flow_entry {
 };
 
 /**
- * struct xdp_flow_mask_ref - a flower mask seen on a binding
- * @node: in the binding's masks
+ * struct xdp_flow_mask_key - what tells flower masks of a binding apart
+ * @fl_mask: flower's mask (identity only, never dereferenced)
  * @chain: TC chain
  * @prio: TC prio
- * @fl_mask: flower's mask (identity only, never dereferenced)
+ */
+struct xdp_flow_mask_key {
+	const void *fl_mask;
+	u32 chain;
+	u32 prio;
+};
+
+/**
+ * struct xdp_flow_mask_ref - a flower mask seen on a binding
+ * @node: in the binding's masks
+ * @key: chain, prio and mask
+ * @binding: the binding
  * @refcnt: rules of ours that use it
  * @rank: order of creation, which is the order flower tries its masks in
  */
 struct xdp_flow_mask_ref {
-	struct hlist_node node;
-	u32 chain;
-	u16 prio;
-	const void *fl_mask;
+	struct rhash_head node;
+	struct xdp_flow_mask_key key;
+	struct xdp_flow_binding *binding;
 	unsigned int refcnt;
 	u32 rank;
 };
