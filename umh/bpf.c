@@ -70,13 +70,19 @@ static bool dp_same_dir(int fd, const char *path)
 	       a.st_ino == b.st_ino;
 }
 
-/* CLOCK_MONOTONIC in milliseconds. */
-long long dp_now_ms(void)
+/* CLOCK_MONOTONIC in microseconds. */
+long long dp_now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/* CLOCK_MONOTONIC in milliseconds. */
+long long dp_now_ms(void)
+{
+	return dp_now_us() / 1000;
 }
 
 /* flock() with a deadline (< 0: none); says once that it waits. */

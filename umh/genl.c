@@ -17,8 +17,10 @@
  * timed sleep instead of the wait, which would spare the sender the
  * wake-up per request, made tc -b slower in descending prio order in
  * the emulated guests: each of those adds waits for an expedited RCU
- * grace period, which a helper woken at random times delays.) The attach worker writes its replies from its own
- * thread at once; every genetlink send holds send_lock. The helper also
+ * grace period, which a helper woken at random times delays.)
+ *
+ * The attach worker writes its replies from its own thread at once;
+ * every genetlink send holds send_lock. The helper also
  * listens to the genl controller's notifications, to notice when the
  * family (the module) goes.
  *
@@ -169,14 +171,6 @@ static void batch_flush(struct genl *g)
 	g->batch_urgent = false;
 }
 
-static long long now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
-}
-
 /*
  * No request is left to read: how long to wait for one more before writing
  * the batch (see the top of this file), in microseconds; 0 for not at all.
@@ -187,7 +181,7 @@ static long long batch_linger(struct genl *g)
 
 	if (!g->batch_n || g->batch_urgent)
 		return 0;
-	left = g->batch_since_us + UMH_HOLD_US - now_us();
+	left = g->batch_since_us + UMH_HOLD_US - dp_now_us();
 	return left > 0 ? left : 0;
 }
 
@@ -217,7 +211,7 @@ static void genl_reply(void *transport, const struct umh_reply *r)
 		       nlmsg_hdr(msg)->nlmsg_len);
 		g->batch_len += len;
 		if (!g->batch_n)
-			g->batch_since_us = now_us();
+			g->batch_since_us = dp_now_us();
 		g->batch_urgent |= !g->posted;
 		if (++g->batch_n >= BATCH_REPLIES)
 			batch_flush(g);

@@ -33,6 +33,7 @@ void log_msg(int level, const char *fmt, ...)
 /* bpf.c: the XDP program and its maps */
 struct xdp_flow_bpf;
 
+long long dp_now_us(void);
 long long dp_now_ms(void);
 bool dp_bpffs_mounted(void);
 int dp_mount_bpffs(void);
