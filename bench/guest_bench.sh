@@ -275,6 +275,17 @@ veth_pairs()
 	done | ip -batch -
 }
 
+# dev_alone <ns> <dev>: <dev>, up, in a new namespace <ns>, where xdp_flow
+# binds nothing (it binds the blocks of the initial namespace and keeps a
+# place for each of their rules): software's side of rate and scale, TC as
+# it runs without xdp_flow.
+dev_alone()
+{
+	ip netns del "$1" 2>/dev/null
+	ip netns add "$1" && ip link set "$2" netns "$1" &&
+		ip -n "$1" link set "$2" up
+}
+
 # sink_attach <dev...>: the sink on each device (one process for all).
 sink_attach()
 {
@@ -1051,9 +1062,8 @@ rate_rules()
 # rate_run <cfg> <order>: one tc -b of NRULES rules on <cfg>'s device, then
 # tc qdisc del. Sets R_ADD, R_RPS, R_IN_XDP, R_DEL, R_EMPTY (seconds, rules
 # per second; R_IN_XDP and R_EMPTY for xdp_flow only), R_ADD empty when it
-# could not be measured. tc_flower's device is in a namespace of its own,
-# where xdp_flow does not bind blocks (it keeps a place for each rule of a
-# device it could enable): TC as it runs without xdp_flow.
+# could not be measured. tc_flower's device is in a namespace of its own
+# (dev_alone()).
 rate_run()
 {
 	local cfg=$1 order=$2 d=rd_tc t0 t1 rc n
@@ -1133,9 +1143,7 @@ section_rate()
 
 	log "== rate: $NRULES flower rules through tc -b, with and without xdp_flow, prio orders: $RATE_ORDERS, $RATE_REPS rounds"
 	veth_pairs rd_xdp:rp_xdp rd_tc:rp_tc || { note rate "cannot create the veth pairs"; rate_cleanup; return 1; }
-	ip netns del xf_rate 2>/dev/null
-	ip netns add xf_rate && ip link set rd_tc netns xf_rate &&
-		ip -n xf_rate link set rd_tc up ||
+	dev_alone xf_rate rd_tc ||
 		{ note rate "cannot move rd_tc into a namespace"; rate_cleanup; return 1; }
 
 	for ((rep = 1; rep <= RATE_REPS; rep++)); do
@@ -1238,10 +1246,7 @@ section_scale()
 
 	log "== scale: $SCALE_RULES rules, with and without xdp_flow"
 	veth_pairs sc_xdp:sp_xdp sc_tc:sp_tc || { note scale "cannot create the veth pairs"; scale_cleanup; return 1; }
-	# tc_flower's device where xdp_flow binds nothing (see rate_run())
-	ip netns del xf_scale 2>/dev/null
-	ip netns add xf_scale && ip link set sc_tc netns xf_scale &&
-		ip -n xf_scale link set sc_tc up ||
+	dev_alone xf_scale sc_tc ||
 		{ note scale "cannot move sc_tc into a namespace"; scale_cleanup; return 1; }
 	for cfg in tc_flower xdp_flow; do
 		d=sc_tc
