@@ -34,6 +34,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "xdp_flow_dp.h"
+#include "xdp_flow_bench.h"
 
 #define VLAN_DEI	0x1000
 #define IP_MF		0x2000
@@ -144,11 +145,14 @@ struct {
 } xf_emc SEC(".maps");
 
 /* Frozen at load: the exact-match cache (off only to measure the search),
- * and the floor build of the benchmark (no lookup at all: every frame the
- * parser takes gets rule 0, to price everything but the classification).
+ * the floor build of the benchmark (no lookup at all: every frame the
+ * parser takes gets rule 0, to price everything but the classification),
+ * and the benchmark's frames that change flow at every repetition
+ * (xdp_flow_bench.h). The helper leaves all three as they are.
  */
 const volatile __u8 xf_cfg_emc = 1;
 const volatile __u8 xf_cfg_floor;
+const volatile __u8 xf_cfg_bench;
 
 /* Not used here: the helper's record of each rule, kept across restarts. */
 struct {
@@ -1282,6 +1286,8 @@ int xdp_flow(struct xdp_md *ctx)
 	__u64 tc_len = 0;
 	int ret;
 
+	if (xf_cfg_bench)
+		bench_rotate(data, data_end);
 	ret = parse_frame(data, data_end, data_end - data, &key, &tc_len);
 	if (ret != PARSE_OK)
 		return ret;
