@@ -18,7 +18,7 @@
  * Values are taken as given, not masked: "dst_ip=10.0.0.1/24" is a key with
  * bits outside its mask, which the tables must refuse.
  *
- * Replies: "ok", "ok id=N packets=P bytes=B lastused_ns=T[ ; id=...]", or
+ * Replies: "ok", "ok id=N packets=P bytes=B lastused_jiffies=J[ ; id=...]", or
  * "err <-errno> <message>".
  */
 #include <arpa/inet.h>
@@ -46,11 +46,11 @@ static void driver_reply(void *transport, const struct umh_reply *r)
 	} else {
 		printf("ok");
 		for (i = 0; i < r->nr_stats; i++)
-			printf("%s id=%u packets=%llu bytes=%llu lastused_ns=%llu",
+			printf("%s id=%u packets=%llu bytes=%llu lastused_jiffies=%llu",
 			       i ? " ;" : "", r->stats[i].id,
 			       (unsigned long long)r->stats[i].packets,
 			       (unsigned long long)r->stats[i].bytes,
-			       (unsigned long long)r->stats[i].lastused_ns);
+			       (unsigned long long)r->stats[i].lastused_jiffies);
 		printf("\n");
 	}
 	fflush(stdout);

@@ -1220,8 +1220,13 @@ int table_stats(struct table *t, __u32 id, struct xdp_flow_stats *st,
 	for (i = 0; i < t->ncpus; i++) {
 		st->packets += c[i].packets;
 		st->bytes += c[i].bytes;
-		if (c[i].lastused_ns > st->lastused_ns)
-			st->lastused_ns = c[i].lastused_ns;
+		/* The later, not the larger: jiffies_64 wraps 5 minutes
+		 * after boot.
+		 */
+		if (c[i].lastused && (!st->lastused_jiffies ||
+				      (__s64)(c[i].lastused -
+					      st->lastused_jiffies) > 0))
+			st->lastused_jiffies = c[i].lastused;
 	}
 	return 0;
 }

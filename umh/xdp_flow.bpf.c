@@ -605,10 +605,10 @@ static __always_inline void count(__u32 rule_id, __u64 bytes)
 	/* Per-CPU and XDP runs with bottom halves off: no atomics needed. */
 	c->packets++;
 	c->bytes += bytes;
-	/* A tick's resolution is plenty (TC keeps jiffies), and the coarse
-	 * clock costs a load, not a clock source read (slow in VMs).
+	/* TC keeps jiffies too; the verifier makes this one load. Odd, so
+	 * that 0 still means never.
 	 */
-	c->lastused_ns = bpf_ktime_get_coarse_ns();
+	c->lastused = bpf_jiffies64() | 1;
 }
 
 /* ------------------------------------------------------------ rewrites

@@ -21,13 +21,14 @@
  */
 #include <linux/bpf.h>
 #include <linux/err.h>
-#include <linux/minmax.h>
+#include <linux/jiffies.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 
 #include "xdp_flow.h"
 
@@ -157,6 +158,26 @@ int xdp_flow_dp_maps_take(u32 prog_fd)
 }
 
 /**
+ * xdp_flow_jiffies_to_ns() - when the XDP program last counted, as a clock
+ * @j: a counter's @lastused: jiffies_64 at the last packet, made odd; 0 for
+ *	never
+ *
+ * The XDP program keeps jiffies, which it reads with one load; user space
+ * is told CLOCK_MONOTONIC time.
+ *
+ * Return: the CLOCK_MONOTONIC time in ns that @j stands for, 0 for never.
+ */
+u64 xdp_flow_jiffies_to_ns(u64 j)
+{
+	u64 now = get_jiffies_64(), ns = ktime_get_ns(), ago;
+
+	if (!j)
+		return 0;
+	ago = time_after64(j, now) ? 0 : jiffies64_to_nsecs(now - j);
+	return ns > ago ? ns - ago : 1;
+}
+
+/**
  * xdp_flow_counters_read() - a rule's counters, summed over the CPUs
  * @id: the rule id
  * @st: filled in: the totals the XDP program counted under @id
@@ -174,6 +195,7 @@ int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st)
 	struct bpf_map *map, *chunk;
 	struct bpf_array *array;
 	void __percpu *pptr;
+	u64 j, last = 0;
 	int cpu;
 
 	memset(st, 0, sizeof(*st));
@@ -207,8 +229,12 @@ int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st)
 		c = per_cpu_ptr(pptr, cpu);
 		st->packets += READ_ONCE(c->packets);
 		st->bytes += READ_ONCE(c->bytes);
-		st->lastused_ns = max(st->lastused_ns, READ_ONCE(c->lastused_ns));
+		j = READ_ONCE(c->lastused);
+		/* The later, not the larger: jiffies_64 wraps after boot. */
+		if (j && (!last || time_after64(j, last)))
+			last = j;
 	}
+	st->lastused_ns = xdp_flow_jiffies_to_ns(last);
 	bpf_map_put(chunk);
 	mutex_unlock(&xdp_flow_dp_lock);
 	return 0;

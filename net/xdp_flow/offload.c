@@ -949,11 +949,13 @@ void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry)
 	/* Until the helper has it, its id may count for a rule before it. */
 	if (READ_ONCE(entry->flight))
 		return;
-	if (xdp_flow_counters_read(entry->rule.id, &st) &&
-	    (!xdp_flow_helper_running() ||
-	     xdp_flow_helper_call(XDP_FLOW_CMD_STATS_GET, 0, entry->rule.id,
-				  0, NULL, &st, NULL)))
-		return;
+	if (xdp_flow_counters_read(entry->rule.id, &st)) {
+		if (!xdp_flow_helper_running() ||
+		    xdp_flow_helper_call(XDP_FLOW_CMD_STATS_GET, 0,
+					 entry->rule.id, 0, NULL, &st, NULL))
+			return;
+		st.lastused_ns = xdp_flow_jiffies_to_ns(st.lastused_jiffies);
+	}
 	if (st.packets < entry->hw.packets || st.bytes < entry->hw.bytes) {
 		entry->base.packets += entry->hw.packets;
 		entry->base.bytes += entry->hw.bytes;

@@ -288,6 +288,7 @@ unsigned int xdp_flow_max_rules(void);
 
 /* dpmaps.c */
 int xdp_flow_dp_maps_take(u32 prog_fd);
+u64 xdp_flow_jiffies_to_ns(u64 j);
 int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st);
 void xdp_flow_gate_set(bool closed);
 /* No gate limit: XDP may act on rules of any order. */

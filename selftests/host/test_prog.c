@@ -354,8 +354,8 @@ static bool expect(const char *what, const struct frame *f, int verdict,
 		     (unsigned long long)packets, (unsigned long long)bytes);
 		return false;
 	}
-	if (packets && !after.lastused_ns) {
-		fail("%s: lastused_ns not set", what);
+	if (packets && !after.lastused_jiffies) {
+		fail("%s: lastused_jiffies not set", what);
 		return false;
 	}
 	return true;

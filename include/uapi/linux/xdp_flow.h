@@ -159,12 +159,14 @@
  * @packets: packets
  * @bytes: their bytes, counted as TC does at ingress (without the Ethernet
  *	header)
- * @lastused_ns: CLOCK_MONOTONIC time of the last packet, 0 if none
+ * @lastused: jiffies_64 at the last packet, made odd (bpf_jiffies64() | 1):
+ *	0 if none. Jiffies, not a clock read: the XDP program reads them with
+ *	one load, and the kernel converts them (xdp_flow_jiffies_to_ns()).
  */
 struct xdp_flow_counter {
 	__u64	packets;
 	__u64	bytes;
-	__u64	lastused_ns;
+	__u64	lastused;
 };
 
 /* xdp_flow_key.ip_frag bits, as the kernel's flow dissector sets them. */
@@ -380,7 +382,10 @@ struct xdp_flow_rule {
  * @packets: packets the rule handled in XDP
  * @bytes: their bytes, counted as TC does at ingress (without the Ethernet
  *	header)
- * @lastused_ns: CLOCK_MONOTONIC time of the last packet, 0 if none
+ * @lastused_ns: from the module: CLOCK_MONOTONIC time of the last packet,
+ *	0 if none
+ * @lastused_jiffies: from the helper instead: struct xdp_flow_counter's
+ *	@lastused, which only the kernel can convert
  *
  * Counters are totals since the rule was added; the module turns them into
  * the deltas TC expects.
@@ -390,7 +395,10 @@ struct xdp_flow_stats {
 	__u32	pad;
 	__u64	packets;
 	__u64	bytes;
-	__u64	lastused_ns;
+	union {
+		__u64	lastused_ns;
+		__u64	lastused_jiffies;
+	};
 };
 
 /**
