@@ -139,9 +139,9 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XDP_FLOW_EMC_ENTRIES);
+	__uint(max_entries, XDP_FLOW_EMC_SETS);
 	__type(key, __u32);
-	__type(value, struct xdp_flow_emc_entry);
+	__type(value, struct xdp_flow_emc_set);
 } xf_emc SEC(".maps");
 
 /* Frozen at load: the exact-match cache (off only to measure the search),
@@ -455,7 +455,8 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
 	struct xdp_flow_flow_key fk;
 	struct xdp_flow_dp_rule *rule;
 	struct xdp_flow_dp_mask *m;
-	__u64 *kw = (__u64 *)lc->key, *fw = (__u64 *)&fk.key, *mw;
+	xdp_flow_word *kw = (xdp_flow_word *)lc->key;
+	xdp_flow_word *fw = (xdp_flow_word *)&fk.key, *mw;
 	__u32 j, *id;
 
 	if (i >= XDP_FLOW_MAX_MASKS)
@@ -472,7 +473,7 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
 
 	fk.mask_id = m->id;
 	fk.pad = 0;
-	mw = (__u64 *)&m->mask;
+	mw = (xdp_flow_word *)&m->mask;
 	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
 		fw[j] = kw[j] & mw[j];
 #ifdef XDP_FLOW_MUTANT_mask_dst
@@ -501,14 +502,17 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
  *
  * bpf_loop() and a global function keep verification cheap: the body is
  * checked once rather than for every iteration and every parser path
+ * (a global function is checked once, whoever calls it)
  * (an open-coded loop took the verifier 1.5 s).
  */
-static int xdp_flow_search(struct xdp_flow_key *key)
+__noinline int xdp_flow_search(struct xdp_flow_key *key)
 {
 	struct lookup_ctx lc = { .key = key, .best = -1 };
 	__u32 zero = 0, n;
 	void *inner;
 
+	if (!key)
+		return -1;
 	inner = bpf_map_lookup_elem(&xf_masks, &zero);
 	if (!inner)
 		return -1;
@@ -530,60 +534,64 @@ static int xdp_flow_search(struct xdp_flow_key *key)
 	return lc.best;
 }
 
-/*
- * Multiplicative hash of the key's words: each word times an odd constant
- * of its own, summed (the multiplications do not wait for each other),
- * folded and mixed once more; the top bits index the cache.
- */
-static __always_inline __u32 emc_index(const __u64 *kw)
+static __always_inline int emc_key_equal(const xdp_flow_word *a,
+					 const xdp_flow_word *b)
 {
-	__u64 h = 0;
+	__u64 diff = 0;
 	__u32 j;
 
 	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-		h += kw[j] * (0x9e3779b97f4a7c15ULL + 2 * j);
-	h ^= h >> 29;
-	return (h * 0xbf58476d1ce4e5b9ULL) >> (64 - XDP_FLOW_EMC_BITS);
+		diff |= a[j] ^ b[j];
+	return !diff;
 }
 
 /*
  * The winning rule id for @key, or -1. A frame of a flow this CPU saw since
- * the tables last changed costs one cache probe; any other pays the
- * tuple-space search, whose answer the cache then keeps. The generation is
- * read before the search, so an answer found while the helper changed the
- * tables is kept under the old generation and never counts.
+ * the tables last changed costs one probe of the cache, inline; any other
+ * pays the tuple-space search (a call), whose answer the cache then keeps
+ * in one of its set's ways, round robin. The generation is read before
+ * the search, so an answer found while the helper changed the tables is
+ * kept under the old generation and never counts.
  */
-__noinline int xdp_flow_lookup(struct xdp_flow_key *key)
+static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key)
 {
-	struct xdp_flow_emc_entry *e = NULL;
-	__u64 *kw = (__u64 *)key, *ew, gen = 0, diff = 0;
-	__u32 zero = 0, idx, j;
-	__u64 *g;
+	struct xdp_flow_emc_set *s = NULL;
+	xdp_flow_word *kw = (xdp_flow_word *)key;
+	__u64 *g, gen = 0, h = 0;
+	__u32 zero = 0, idx, sig = 0, w;
 	int best;
 
-	if (!key)
-		return -1;
 	if (xf_cfg_emc) {
 		g = bpf_map_lookup_elem(&xf_gen, &zero);
 		if (g)
 			gen = *g;
 	}
 	if (gen) {
-		idx = emc_index(kw);
-		e = bpf_map_lookup_elem(&xf_emc, &idx);
+		h = xdp_flow_emc_hash(kw);
+		idx = xdp_flow_emc_set(h);
+		sig = xdp_flow_emc_sig(h);
+		s = bpf_map_lookup_elem(&xf_emc, &idx);
 	}
-	if (e) {
-		ew = (__u64 *)&e->key;
-		for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-			diff |= ew[j] ^ kw[j];
-		if (!diff && e->gen == gen)
-			return e->rule;
+	if (s && s->gen == gen) {
+#pragma unroll
+		for (w = 0; w < XDP_FLOW_EMC_WAYS; w++)
+			if (s->sig[w] == sig &&
+			    emc_key_equal((xdp_flow_word *)&s->key[w], kw))
+				return s->rule[w];
 	}
 	best = xdp_flow_search(key);
-	if (e) {
-		e->gen = gen;
-		e->key = *key;
-		e->rule = best;
+	if (s) {
+		if (s->gen != gen) {
+#pragma unroll
+			for (w = 0; w < XDP_FLOW_EMC_WAYS; w++)
+				s->sig[w] = 0;
+			s->next = 0;
+			s->gen = gen;
+		}
+		w = s->next++ & (XDP_FLOW_EMC_WAYS - 1);
+		s->sig[w] = sig;
+		s->rule[w] = best;
+		s->key[w] = *key;
 	}
 	return best;
 }

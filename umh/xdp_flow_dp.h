@@ -32,7 +32,7 @@
  *                header says when).
  *
  * Not pinned: xf_emc, the exact-match cache (PERCPU_ARRAY of struct
- * xdp_flow_emc_entry), valid only for entries of the current generation.
+ * xdp_flow_emc_set), valid only for sets of the current generation.
  */
 #ifndef _XDP_FLOW_DP_H
 #define _XDP_FLOW_DP_H
@@ -50,8 +50,12 @@ struct xdp_flow_dp_rule {
 	struct xdp_flow_action actions[XDP_FLOW_MAX_ACTIONS];
 };
 
-/* The key is masked a 64-bit word at a time. */
+/* The key is masked a 64-bit word at a time, through this type: keys are
+ * written field by field and read as words, which only a type that may
+ * alias anything makes defined.
+ */
 #define XDP_FLOW_KEY_WORDS	(sizeof(struct xdp_flow_key) / sizeof(__u64))
+typedef __u64 __attribute__((__may_alias__)) xdp_flow_word;
 
 struct xdp_flow_flow_key {
 	__u32	mask_id;	/* never reused while the pinned maps live */
@@ -79,20 +83,57 @@ struct xdp_flow_mask_list {
 };
 
 /*
- * The exact-match cache: per CPU, direct-mapped by a hash of the whole
- * parsed key, the result of the tuple-space search for that key (a rule
- * id, or -1 for none). An entry counts only while its @gen is the current
- * generation; 0 is never a current generation, so zeroed entries never
- * count.
+ * The exact-match cache: per CPU, 4-way set-associative by a hash of the
+ * whole parsed key, the result of the tuple-space search for that key (a
+ * rule id, or -1 for none). A set's ways count only while its @gen is the
+ * current generation (a set met with an old one is emptied first); 0 is
+ * never a current generation, so zeroed sets never count. A way is found
+ * by its signature (other bits of the hash, odd: 0 is empty), then its
+ * whole key compared. 4,096 sets of 4: 16,384 flows, 1.6 MiB per CPU; at
+ * 4,096 active flows per CPU about 2% of them share a set with 4 others.
  */
-#define XDP_FLOW_EMC_BITS	11
-#define XDP_FLOW_EMC_ENTRIES	(1u << XDP_FLOW_EMC_BITS)
+#define XDP_FLOW_EMC_SET_BITS	12
+#define XDP_FLOW_EMC_SETS	(1u << XDP_FLOW_EMC_SET_BITS)
+#define XDP_FLOW_EMC_WAYS	4
 
-struct xdp_flow_emc_entry {
+struct xdp_flow_emc_set {
 	__u64	gen;
-	struct xdp_flow_key key;
-	__s32	rule;
+	__u32	sig[XDP_FLOW_EMC_WAYS];
+	__s32	rule[XDP_FLOW_EMC_WAYS];
+	__u32	next;		/* the way the next answer replaces */
 	__u32	pad;
+	struct xdp_flow_key key[XDP_FLOW_EMC_WAYS];
 };
+
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((always_inline))
+#endif
+
+/*
+ * The cache's hash of a whole key: each word times an odd constant of its
+ * own, summed (the multiplications do not wait for each other), folded and
+ * mixed once more. The top bits pick the set, the low ones (made odd: 0 is
+ * a free way) are the signature.
+ */
+static __always_inline __u64 xdp_flow_emc_hash(const xdp_flow_word *kw)
+{
+	__u64 h = 0;
+	__u32 j;
+
+	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+		h += kw[j] * (0x9e3779b97f4a7c15ULL + 2 * j);
+	h ^= h >> 29;
+	return h * 0xbf58476d1ce4e5b9ULL;
+}
+
+static __always_inline __u32 xdp_flow_emc_set(__u64 h)
+{
+	return h >> (64 - XDP_FLOW_EMC_SET_BITS);
+}
+
+static __always_inline __u32 xdp_flow_emc_sig(__u64 h)
+{
+	return (__u32)h | 1;
+}
 
 #endif /* _XDP_FLOW_DP_H */

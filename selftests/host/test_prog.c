@@ -751,21 +751,111 @@ static void gen_set(__u64 gen)
 			    &gen, BPF_ANY);
 }
 
-/* Cache entries of generation @gen, on any CPU, that name rule @rule. */
-static int emc_entries(__u64 gen, int rule)
+/*
+ * Cache ways of generation @gen, on any CPU, that name rule @rule; the last
+ * such way's set and key go to @set and @key when not NULL.
+ */
+static int emc_find(__u64 gen, int rule, __u32 *set, struct xdp_flow_key *key)
 {
-	int ncpus = libbpf_num_possible_cpus(), n = 0, c;
-	struct xdp_flow_emc_entry *v = calloc(ncpus, sizeof(*v));
+	int ncpus = libbpf_num_possible_cpus(), n = 0, c, w;
+	struct xdp_flow_emc_set *v = calloc(ncpus, sizeof(*v));
 	__u32 i;
 
-	for (i = 0; v && i < XDP_FLOW_EMC_ENTRIES; i++) {
+	for (i = 0; v && i < XDP_FLOW_EMC_SETS; i++) {
 		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xf_emc), &i, v))
 			break;
-		for (c = 0; c < ncpus; c++)
-			n += v[c].gen == gen && v[c].rule == rule;
+		for (c = 0; c < ncpus; c++) {
+			if (v[c].gen != gen)
+				continue;
+			for (w = 0; w < XDP_FLOW_EMC_WAYS; w++) {
+				if (!v[c].sig[w] || v[c].rule[w] != rule)
+					continue;
+				n++;
+				if (set)
+					*set = i;
+				if (key)
+					*key = v[c].key[w];
+			}
+		}
 	}
 	free(v);
 	return n;
+}
+
+static int emc_entries(__u64 gen, int rule)
+{
+	return emc_find(gen, rule, NULL, NULL);
+}
+
+/* The frame from @src to 10.0.0.7 that test_emc_ways() sends. */
+static struct frame emc_frame(__u32 src)
+{
+	struct in_addr a = { .s_addr = htonl(src) };
+
+	return udp4(inet_ntoa(a), "10.0.0.7", 1, 2);
+}
+
+/*
+ * A set keeps 4 flows, and a fifth one replaces the oldest. Five sources
+ * whose keys fall into one set are found with the cache's own hash, on the
+ * key the program cached for the first one.
+ */
+static void test_emc_ways(void)
+{
+	__u32 src[XDP_FLOW_EMC_WAYS + 1], s, set = 0, n = 1, i;
+	struct xdp_flow_key key;
+	struct frame f;
+	__u64 g0, g1;
+
+	src[0] = 0x0a090909;
+	add("id=1 prio=5 dev=%d dst_ip=10.0.0.7 action=drop", IFINDEX);
+	f = emc_frame(src[0]);
+	expect("first flow", &f, XDP_DROP, 1, 1, tcb(&f));
+	g0 = gen_get();
+	if (emc_find(g0, 1, &set, &key) != 1) {
+		fail("the first flow is not cached");
+		goto out;
+	}
+	for (s = src[0] + 1; n < ARRAY_SIZE(src) && s < src[0] + (1u << 24); s++) {
+		key.ip_src[0] = htonl(s);
+		if (xdp_flow_emc_set(xdp_flow_emc_hash((xdp_flow_word *)&key)) == set)
+			src[n++] = s;
+	}
+	if (n < ARRAY_SIZE(src)) {
+		fail("found %u sources in set %u, want %zu", n, set,
+		     ARRAY_SIZE(src));
+		goto out;
+	}
+	for (i = 1; i < XDP_FLOW_EMC_WAYS; i++) {
+		f = emc_frame(src[i]);
+		expect("more flows of the set", &f, XDP_DROP, 1, 1, tcb(&f));
+	}
+	if (emc_entries(g0, 1) != XDP_FLOW_EMC_WAYS)
+		fail("%d flows cached, want %d", emc_entries(g0, 1),
+		     XDP_FLOW_EMC_WAYS);
+	/* A better rule for all of them; the old generation put back, so
+	 * what the cache holds answers "drop" and a search "redirect".
+	 */
+	add("id=2 prio=3 dev=%d dst_ip=10.0.0.0/24 action=redirect:%d",
+	    IFINDEX, IFINDEX);
+	g1 = gen_get();
+	gen_set(g0);
+	for (i = 0; i < XDP_FLOW_EMC_WAYS; i++) {
+		f = emc_frame(src[i]);
+		expect("4 ways: every flow still cached", &f, XDP_DROP, 1, 1,
+		       tcb(&f));
+	}
+	f = emc_frame(src[XDP_FLOW_EMC_WAYS]);
+	expect("a fifth flow is searched", &f, XDP_REDIRECT, 2, 1, tcb(&f));
+	f = emc_frame(src[0]);
+	expect("and took the oldest flow's way", &f, XDP_REDIRECT, 2, 1,
+	       tcb(&f));
+	f = emc_frame(src[XDP_FLOW_EMC_WAYS - 1]);
+	expect("the newest stays cached", &f, XDP_DROP, 1, 1, tcb(&f));
+	gen_set(g1);
+	log_test("exact-match cache: 4 ways a set, round robin");
+out:
+	del_all();
 }
 
 /*
@@ -824,6 +914,7 @@ static void test_emc(void)
 	       tcb(&f));
 	log_test("exact-match cache: hits and misses cached, stale after every change");
 	del_all();
+	test_emc_ways();
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
