@@ -147,6 +147,19 @@ int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms)
 	}
 }
 
+/*
+ * Buckets for the flow table: about 2 keys each at most (of 7 ways), so
+ * that a key whose two buckets are both full is a rarity; a power of 2.
+ */
+static unsigned int ft_buckets(unsigned int flow_entries)
+{
+	unsigned int n = 2;
+
+	while (n < flow_entries / 2)
+		n *= 2;
+	return n;
+}
+
 static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
 				       unsigned int flow_entries,
 				       unsigned int rule_ids)
@@ -166,7 +179,11 @@ static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
 	/* Pinned maps of another size are not reused (dp_open() then makes
 	 * new ones): max_flows is a load-time parameter of the module.
 	 */
-	err = bpf_map__set_max_entries(skel->maps.xf_flows, flow_entries);
+	err = bpf_map__set_max_entries(skel->maps.xf_fentries,
+				       flow_entries + flow_entries / 8);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xf_fbuckets,
+					       ft_buckets(flow_entries));
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xf_rules, rule_ids);
 	if (!err)
@@ -192,8 +209,10 @@ static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
 static void dp_remove_pinned_maps(const char *pin_dir)
 {
 	static const char *const names[] = {
-		"xf_rules", "xf_counters", "xf_flows", "xf_masks",
-		"xf_rule_defs", "xf_gen", "xf_mask_min", "xf_gate",
+		"xf_rules", "xf_counters", "xf_fbuckets", "xf_fentries",
+		"xf_fhash", "xf_masks", "xf_rule_defs", "xf_gen",
+		"xf_mask_min", "xf_gate",
+		"xf_flows",	/* helpers before the flow table's buckets */
 	};
 	char path[256];
 	unsigned int i;
@@ -207,7 +226,9 @@ static void dp_remove_pinned_maps(const char *pin_dir)
 /**
  * dp_open() - open and load the program
  * @pin_dir: reuse the maps pinned there, or pin new ones; NULL: no pins
- * @flow_entries: the size of the flow table (xf_flows)
+ * @flow_entries: how many entries the flow table must hold (xf_fentries
+ *	gets an eighth more, so that deleted slots can wait for a grace
+ *	period before they are used again)
  * @rule_ids: rule ids, the size of the tables by rule id (xf_rules,
  *	xf_rule_defs; xf_counters has a slot per XDP_FLOW_COUNTER_CHUNK)
  *

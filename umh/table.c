@@ -15,9 +15,9 @@
  *   delete: mask list, flow entry, rule entry, rule definition
  * A rule entry that gets new content (an id reused, a rule replaced) is
  * rewritten only after an RCU grace period has passed since the last flow
- * entry pointing at its old content was removed. The mask list swap waits
- * for one (the kernel does for every map-in-map update), so it doubles as
- * the barrier.
+ * entry pointing at its old content was removed, and so is a flow entry's
+ * slot (ftab.c). The mask list swap waits for one (the kernel does for
+ * every map-in-map update), so it doubles as the barrier.
  *
  * Restart: the pinned maps are the state. table_recover() rebuilds the
  * in-memory tables from the rule definitions whose rule entry is live,
@@ -76,7 +76,8 @@ struct texp {
 };
 
 struct table {
-	int rules_fd, counters_fd, flows_fd, masks_fd, defs_fd, gen_fd;
+	int rules_fd, counters_fd, masks_fd, defs_fd, gen_fd;
+	struct ftab *ft;		/* the XDP flow table */
 	int list_fd;			/* the published inner map */
 	int ncpus;
 	struct trule **rules;		/* by id */
@@ -84,7 +85,7 @@ struct table {
 	struct tmask masks[XDP_FLOW_MAX_MASKS];
 	__u32 next_mask_id;
 	unsigned int nr_rules;
-	unsigned int nr_flows;		/* entries in xf_flows */
+	unsigned int nr_flows;		/* entries in the XDP flow table */
 	unsigned int max_masks;		/* for rules; the shields get one more */
 	unsigned int max_flows;		/* for rules; the shields get theirs */
 	unsigned int max_rules;		/* rule ids: the maps' size */
@@ -780,31 +781,43 @@ static void rule_to_dp(const struct xdp_flow_rule *r, struct xdp_flow_dp_rule *d
 	memcpy(dp->actions, r->actions, sizeof(dp->actions));
 }
 
-static void flow_key_of(const struct tentry *e, struct xdp_flow_flow_key *fk)
-{
-	memset(fk, 0, sizeof(*fk));
-	fk->mask_id = e->mask->id;
-	fk->key = e->key;
-}
+static int barrier(struct table *t);
 
+/* Points the XDP flow entry of @e's mask and key at @e's rule. */
 static int flow_write(struct table *t, const struct tentry *e)
 {
-	struct xdp_flow_flow_key fk;
+	int err = ftab_set(t->ft, e->mask->id, &e->key, e->rule->rule.id,
+			   t->barrier_seq);
 
-	flow_key_of(e, &fk);
-	if (bpf_map_update_elem(t->flows_fd, &fk, &e->rule->rule.id, BPF_ANY))
-		return errno == E2BIG ? -ENOSPC : -errno;
-	return 0;
+	/* Every free slot may still be in a reader's hands. */
+	if (err == -EAGAIN) {
+		err = barrier(t);
+		if (!err)
+			err = ftab_set(t->ft, e->mask->id, &e->key,
+				       e->rule->rule.id, t->barrier_seq);
+	}
+	if (err == -ENOSPC)
+		pr_info("flow table: no room for a key of mask %u (both of its buckets full)",
+			e->mask->id);
+	return err;
 }
 
 static int flow_erase(struct table *t, const struct tentry *e)
 {
-	struct xdp_flow_flow_key fk;
-
-	flow_key_of(e, &fk);
-	if (bpf_map_delete_elem(t->flows_fd, &fk) && errno != ENOENT)
-		return -errno;
+	ftab_del(t->ft, e->mask->id, &e->key, t->barrier_seq);
 	return 0;
+}
+
+/* The words @m keeps (not all zero), in @words; returns how many. */
+static __u8 mask_words(const struct xdp_flow_key *m, __u8 *words)
+{
+	const xdp_flow_word *mw = (const xdp_flow_word *)m;
+	__u8 j, n = 0;
+
+	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+		if (mw[j])
+			words[n++] = j;
+	return n;
 }
 
 static int mask_cmp(const void *a, const void *b)
@@ -854,6 +867,8 @@ static int list_publish(struct table *t)
 		list->masks[n].slot = i;
 		list->masks[n].min_order = min[i];
 		list->masks[n].mask = tm->mask;
+		list->masks[n].nwords = mask_words(&tm->mask,
+						   list->masks[n].words);
 		n++;
 	}
 	list->count = n;
@@ -1397,51 +1412,44 @@ static int recover_rules(struct table *t)
 	return 0;
 }
 
+static void recover_id(void *arg, const struct xdp_flow_ft_entry *e)
+{
+	struct table *t = arg;
+
+	if (e->mask_id >= t->next_mask_id)
+		t->next_mask_id = e->mask_id + 1;
+}
+
 static void recover_ids(struct table *t)
 {
-	struct xdp_flow_flow_key fk, *prev = NULL;
 	unsigned int i;
 
 	/* Mask ids are never reused: skip past every id still in a flow. */
-	while (!bpf_map_get_next_key(t->flows_fd, prev, &fk)) {
-		if (fk.mask_id >= t->next_mask_id)
-			t->next_mask_id = fk.mask_id + 1;
-		prev = &fk;
-	}
+	ftab_walk(t->ft, recover_id, t);
 	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
 		if (t->masks[i].used && t->masks[i].id == ~0u)
 			t->masks[i].id = t->next_mask_id++;
 }
 
+/* The rule the flow entry (@mask_id, @key) should name, or -1. */
+static int recover_keep(void *arg, __u32 mask_id,
+			const struct xdp_flow_key *key)
+{
+	struct table *t = arg;
+	struct tmask *tm = mask_find_id(t, mask_id);
+	struct tentry *best = tm ? flow_best(t, tm, key, NULL) : NULL;
+
+	return best ? (int)best->rule->rule.id : -1;
+}
+
 /* Deletes flow entries that no rule explains (and stale rule defs). */
 static void recover_prune(struct table *t)
 {
-	struct xdp_flow_flow_key fk, *prev = NULL;
 	__u32 id, next, *pid = NULL;
-	size_t n = 0, cap = 0, i;
-	struct xdp_flow_flow_key *gone = NULL;
+	size_t n = 0;
 
-	while (!bpf_map_get_next_key(t->flows_fd, prev, &fk)) {
-		struct tmask *tm = mask_find_id(t, fk.mask_id);
+	ftab_prune(t->ft, recover_keep, t, t->barrier_seq);
 
-		prev = &fk;
-		tick(t);
-		if (tm && flow_best(t, tm, &fk.key, NULL))
-			continue;
-		if (n == cap) {
-			void *p = realloc(gone, (cap = cap ? 2 * cap : 64) *
-					  sizeof(*gone));
-			if (!p)
-				break;
-			gone = p;
-		}
-		gone[n++] = fk;
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(t->flows_fd, &gone[i]);
-	free(gone);
-
-	n = 0;
 	while (!bpf_map_get_next_key(t->defs_fd, pid, &next)) {
 		id = next;
 		pid = &id;
@@ -1573,7 +1581,14 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 	}
 	t->rules_fd = bpf_map__fd(skel->maps.xf_rules);
 	t->counters_fd = bpf_map__fd(skel->maps.xf_counters);
-	t->flows_fd = bpf_map__fd(skel->maps.xf_flows);
+	t->ft = ftab_open(bpf_map__fd(skel->maps.xf_fbuckets),
+			  bpf_map__fd(skel->maps.xf_fentries),
+			  bpf_map__fd(skel->maps.xf_fhash));
+	if (!t->ft) {
+		pr_err("cannot take over the flow table: %s", strerror(errno));
+		table_free(t);
+		return NULL;
+	}
 	t->masks_fd = bpf_map__fd(skel->maps.xf_masks);
 	t->defs_fd = bpf_map__fd(skel->maps.xf_rule_defs);
 	t->gen_fd = bpf_map__fd(skel->maps.xf_gen);
@@ -1613,6 +1628,7 @@ void table_free(struct table *t)
 			free(t->rules[i]);
 	if (t->list_fd >= 0)
 		close(t->list_fd);
+	ftab_free(t->ft);
 	if (t->chunk_fd)
 		for (i = 0; i < t->nr_chunks; i++)
 			if (t->chunk_fd[i] >= 0)

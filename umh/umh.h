@@ -45,6 +45,27 @@ int dp_unpin(struct xdp_flow_bpf *skel, const char *pin_dir);
 int dp_prog_fd(struct xdp_flow_bpf *skel);
 int dp_tc_prog_fd(struct xdp_flow_bpf *skel);
 
+/* ftab.c: the XDP flow table, written in place */
+struct ftab;
+struct xdp_flow_ft_entry;
+
+struct ftab *ftab_open(int buckets_fd, int entries_fd, int hash_fd);
+void ftab_free(struct ftab *f);
+int ftab_set(struct ftab *f, __u32 mask_id, const struct xdp_flow_key *key,
+	     __u32 rule, __u32 seq);
+int ftab_del(struct ftab *f, __u32 mask_id, const struct xdp_flow_key *key,
+	     __u32 seq);
+int ftab_lookup(const struct ftab *f, __u32 mask_id,
+		const struct xdp_flow_key *key);
+void ftab_walk(const struct ftab *f,
+	       void (*fn)(void *arg, const struct xdp_flow_ft_entry *e),
+	       void *arg);
+void ftab_prune(struct ftab *f,
+		int (*keep)(void *arg, __u32 mask_id,
+			    const struct xdp_flow_key *key),
+		void *arg, __u32 seq);
+unsigned int ftab_spilled(const struct ftab *f);
+
 /* table.c: the flow tables */
 struct table;
 

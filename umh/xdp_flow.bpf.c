@@ -17,7 +17,8 @@
  *   helper lowers it before a rule of a lower order joins the mask, and
  *   raises it only in a list swap, after the rules that held it low have
  *   left; so it never exceeds the order of a rule that is in the mask.
- * - Flow entries are hash elements, which the kernel replaces atomically.
+ * - Flow entries are written in place, in the order xdp_flow_dp.h gives;
+ *   a lookup compares the whole entry it found.
  * - A rule entry is written before any flow entry points at it and cleared
  *   only after none does (and after a list swap, when its content changes);
  *   an entry caught half-cleared reads as not VALID, or has no usable
@@ -82,15 +83,38 @@ struct {
 	__array(values, struct xf_counters_chunk);
 } xf_counters SEC(".maps");
 
-/* Sized by the helper at load: max_flows plus the shields' entries. */
+/* Sized by the helper at load (dp_open()), as here for the default
+ * max_flows: buckets for about two flow entries each, and entries for
+ * max_flows, the shields' and an eighth more.
+ */
+#define XF_FLOW_ENTRIES	(XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS)
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct xdp_flow_flow_key);
-	__type(value, __u32);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XF_FLOW_ENTRIES / 2);
+	__type(key, __u32);
+	__type(value, struct xdp_flow_ft_bucket);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* written in place */
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xf_flows SEC(".maps");
+} xf_fbuckets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XF_FLOW_ENTRIES + XF_FLOW_ENTRIES / 8);
+	__type(key, __u32);
+	__type(value, struct xdp_flow_ft_entry);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* written in place */
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_fentries SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_flow_ft_hash);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_fhash SEC(".maps");
 
 /* Sizes rather than types: clang would emit the value type as a forward
  * declaration only, which libbpf cannot size.
@@ -435,7 +459,9 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 struct lookup_ctx {
 	struct xdp_flow_key *key;
 	struct xdp_flow_mask_list *list;
+	struct xdp_flow_ft_hash *fh;
 	__u64 best_order;
+	__u32 n;
 	int best;
 };
 
@@ -449,49 +475,108 @@ static __always_inline int mask_may_beat(const struct xdp_flow_dp_mask *m,
 	return !min || *min <= best;
 }
 
-/* One mask of the tuple-space search: bpf_loop() callback. */
-static int lookup_mask(__u32 i, struct lookup_ctx *lc)
+/*
+ * The rule the flow table holds for (@m, @kw masked with it): its id, or
+ * -1. The first bucket, and the second only when the first one's keys
+ * spilled there.
+ */
+static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
+				     const struct xdp_flow_dp_mask *m,
+				     const xdp_flow_word *kw)
 {
-	struct xdp_flow_flow_key fk;
+	const xdp_flow_word *mw = (const xdp_flow_word *)&m->mask;
+	__u64 h = xdp_flow_ft_start(fh, m->id), diff;
+	__u32 b, sig, pass, w, j, k, nw = m->nwords, slot;
+	struct xdp_flow_ft_bucket *bk;
+	struct xdp_flow_ft_entry *e;
+	const xdp_flow_word *ew;
+
+	/* The words the mask keeps; the others would add 0. */
+	for (k = 0; k < XDP_FLOW_KEY_WORDS; k++) {
+		if (k >= nw)
+			break;
+		j = m->words[k];
+		if (j >= XDP_FLOW_KEY_WORDS)
+			return -1;
+		h += (kw[j] & mw[j]) * fh->mul[j];
+	}
+	h = xdp_flow_ft_mix(h);
+	b = h & fh->bucket_mask;
+	sig = xdp_flow_ft_sig(h);
+	for (pass = 0; pass < 2; pass++) {
+		bk = bpf_map_lookup_elem(&xf_fbuckets, &b);
+		if (!bk)
+			return -1;
+#pragma unroll
+		for (w = 0; w < XDP_FLOW_FT_WAYS; w++) {
+			if (bk->sig[w] != sig)
+				continue;
+			slot = bk->slot[w];
+			e = bpf_map_lookup_elem(&xf_fentries, &slot);
+			if (!e || e->mask_id != m->id)
+				continue;
+			ew = (const xdp_flow_word *)&e->key;
+			diff = 0;
+			for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+				diff |= ew[j] ^ (kw[j] & mw[j]);
+			if (!diff)
+				return e->rule;
+		}
+		if (!bk->spill)
+			return -1;
+		b = xdp_flow_ft_alt(b, sig, fh->bucket_mask);
+	}
+	return -1;
+}
+
+/* Masks searched per bpf_loop() step: a call per mask would cost more
+ * than the lookup (every call and return is dear with the kernel's
+ * speculation mitigations).
+ */
+#define LOOKUP_STEP	8
+
+/* Masks @i * LOOKUP_STEP on of the tuple-space search: bpf_loop() callback. */
+static int lookup_masks(__u32 i, struct lookup_ctx *lc)
+{
+	const xdp_flow_word *kw = (const xdp_flow_word *)lc->key;
 	struct xdp_flow_dp_rule *rule;
 	struct xdp_flow_dp_mask *m;
-	xdp_flow_word *kw = (xdp_flow_word *)lc->key;
-	xdp_flow_word *fw = (xdp_flow_word *)&fk.key, *mw;
-	__u32 j, *id;
+	__u32 k, mi, id;
+	int ret;
 
-	if (i >= XDP_FLOW_MAX_MASKS)
-		return 1;
-	m = &lc->list->masks[i];
-	/*
-	 * No rule of this mask can beat the best so far. Later masks may:
-	 * their lowest order may have dropped since the list was sorted.
-	 */
+	for (k = 0; k < LOOKUP_STEP; k++) {
+		mi = i * LOOKUP_STEP + k;
+		if (mi >= lc->n || mi >= XDP_FLOW_MAX_MASKS)
+			return 1;
+		m = &lc->list->masks[mi];
+		/* Keep the pointer: clang would derive it again from @i, whose
+		 * bounds the verifier no longer knows there.
+		 */
+		asm volatile("" : "+r"(m));
+		/*
+		 * No rule of this mask can beat the best so far. Later masks
+		 * may: their lowest order may have dropped since the list
+		 * was sorted.
+		 */
 #ifndef XDP_FLOW_MUTANT_prio_last
-	if (!mask_may_beat(m, lc->best_order))
-		return 0;
+		if (!mask_may_beat(m, lc->best_order))
+			continue;
 #endif
-
-	fk.mask_id = m->id;
-	fk.pad = 0;
-	mw = (xdp_flow_word *)&m->mask;
-	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-		fw[j] = kw[j] & mw[j];
-#ifdef XDP_FLOW_MUTANT_mask_dst
-	fk.key.ip_dst[0] &= ~bpf_htonl(1);
-#endif
-	id = bpf_map_lookup_elem(&xf_flows, &fk);
-	if (!id)
-		return 0;
-	rule = bpf_map_lookup_elem(&xf_rules, id);
-	if (!rule || !(rule->flags & XDP_FLOW_DP_F_VALID))
-		return 0;
+		ret = ft_lookup(lc->fh, m, kw);
+		if (ret < 0)
+			continue;
+		id = ret;
+		rule = bpf_map_lookup_elem(&xf_rules, &id);
+		if (!rule || !(rule->flags & XDP_FLOW_DP_F_VALID))
+			continue;
 #ifdef XDP_FLOW_MUTANT_prio_last
-	if (lc->best < 0 || rule->order > lc->best_order) {
+		if (lc->best < 0 || rule->order > lc->best_order) {
 #else
-	if (rule->order < lc->best_order) {
+		if (rule->order < lc->best_order) {
 #endif
-		lc->best = *id & 0x7fffffff;
-		lc->best_order = rule->order;
+			lc->best = id & 0x7fffffff;
+			lc->best_order = rule->order;
+		}
 	}
 	return 0;
 }
@@ -500,18 +585,29 @@ static int lookup_mask(__u32 i, struct lookup_ctx *lc)
  * Tuple-space search with TC's semantics: every mask may hold a match, the
  * lowest order wins, whatever the mask. Returns the winning rule id or -1.
  *
- * bpf_loop() and a global function keep verification cheap: the body is
- * checked once rather than for every iteration and every parser path
- * (a global function is checked once, whoever calls it)
- * (an open-coded loop took the verifier 1.5 s).
+ * A global function and bpf_loop() keep verification cheap: a global
+ * function is checked once, whatever calls it, and a bpf_loop() body once
+ * rather than for every iteration (an open-coded loop over all masks took
+ * the verifier 1.5 s).
  */
 __noinline int xdp_flow_search(struct xdp_flow_key *key)
 {
 	struct lookup_ctx lc = { .key = key, .best = -1 };
+#ifdef XDP_FLOW_MUTANT_mask_dst
+	struct xdp_flow_key wrong;
+#endif
 	__u32 zero = 0, n;
 	void *inner;
 
 	if (!key)
+		return -1;
+#ifdef XDP_FLOW_MUTANT_mask_dst
+	wrong = *key;
+	wrong.ip_dst[0] &= ~bpf_htonl(1);
+	lc.key = &wrong;
+#endif
+	lc.fh = bpf_map_lookup_elem(&xf_fhash, &zero);
+	if (!lc.fh)
 		return -1;
 	inner = bpf_map_lookup_elem(&xf_masks, &zero);
 	if (!inner)
@@ -530,7 +626,8 @@ __noinline int xdp_flow_search(struct xdp_flow_key *key)
 	n = lc.list->count;
 	if (n > XDP_FLOW_MAX_MASKS)
 		n = XDP_FLOW_MAX_MASKS;
-	bpf_loop(n, lookup_mask, &lc, 0);
+	lc.n = n;
+	bpf_loop((n + LOOKUP_STEP - 1) / LOOKUP_STEP, lookup_masks, &lc, 0);
 	return lc.best;
 }
 

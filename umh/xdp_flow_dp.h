@@ -12,8 +12,14 @@
  *                ids is linked, and those no rule needs are freed in quiet
  *                times (table_idle()) (the uapi header's
  *                XDP_FLOW_COUNTERS_NAME: the module reads it too)
- *   xf_flows     HASH, struct xdp_flow_flow_key -> rule id (the best rule of
- *                that mask and masked key)
+ *   xf_fbuckets  ARRAY of struct xdp_flow_ft_bucket, the flow table's
+ *                buckets (mmapable: the helper writes them in place)
+ *   xf_fentries  ARRAY of struct xdp_flow_ft_entry, its entries: per
+ *                distinct (mask, masked key), the best (lowest order) rule
+ *                (mmapable)
+ *   xf_fhash     ARRAY of one struct xdp_flow_ft_hash, the flow table's
+ *                seeded hash, chosen at random by the helper that made the
+ *                maps (mmapable)
  *   xf_masks     ARRAY_OF_MAPS, one slot holding the current mask list (an
  *                ARRAY of one struct xdp_flow_mask_list)
  *   xf_rule_defs HASH, rule id -> struct xdp_flow_rule as the module sent it;
@@ -57,17 +63,109 @@ struct xdp_flow_dp_rule {
 #define XDP_FLOW_KEY_WORDS	(sizeof(struct xdp_flow_key) / sizeof(__u64))
 typedef __u64 __attribute__((__may_alias__)) xdp_flow_word;
 
-struct xdp_flow_flow_key {
-	__u32	mask_id;	/* never reused while the pinned maps live */
+/*
+ * The flow table. An entry is found by a hash of its mask id and masked
+ * key (xdp_flow_ft_hash()): the low bits pick its first bucket, the high
+ * ones make its signature. A bucket holds up to XDP_FLOW_FT_WAYS
+ * signatures and, beside each, the entry's slot; only a signature that
+ * matches costs a look at the entry. A key whose first bucket is full goes
+ * to its second one (xdp_flow_ft_alt()), and its first bucket's @spill
+ * counts it, so a lookup reads the second bucket only when @spill says
+ * that some key may be there. A key whose two buckets are both full first
+ * moves one of the first bucket's own keys to that key's second bucket;
+ * when that too finds no room, the rule is refused as if the table were
+ * full (it stays in software).
+ *
+ * The helper writes in place, in an order that keeps every lookup exact:
+ * an entry is filled before its slot and then its signature are stored,
+ * and a spill is counted before the signature in the second bucket; a
+ * delete clears the signature first; an entry that changes rule gets the
+ * new id in one aligned store; a moved key is in its new bucket before it
+ * leaves the old one; a slot is used again only after an RCU grace period
+ * since its delete (see table.c's barrier()). The reader compares the
+ * whole entry (mask id and key) after the signature matched, so a slot it
+ * read while the helper reused a way cannot make it take a wrong entry.
+ */
+#define XDP_FLOW_FT_WAYS	7
+
+struct xdp_flow_ft_bucket {
+	__u32	sig[XDP_FLOW_FT_WAYS];	/* 0: a free way */
+	__u32	spill;		/* keys of this first bucket in their second */
+	__u32	slot[XDP_FLOW_FT_WAYS];	/* index in xf_fentries */
 	__u32	pad;
+};
+
+struct xdp_flow_ft_entry {
+	__u32	mask_id;	/* never reused while the pinned maps live */
+	__u32	rule;		/* the best rule of this mask and key */
 	struct xdp_flow_key key;	/* already masked */
 };
+
+struct xdp_flow_ft_hash {
+	__u64	mul[XDP_FLOW_KEY_WORDS];	/* random and odd */
+	__u64	seed;			/* random; 0: the maps are new */
+	__u32	bucket_mask;		/* buckets - 1, buckets a power of 2 */
+	__u32	pad;
+};
+
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((always_inline))
+#endif
+
+/*
+ * The hash of (@mask_id, @kw masked with @mw): a sum of the masked words
+ * times random odd multipliers (independent multiplications), then mixed.
+ * A word the mask clears adds nothing, so the XDP program sums only those
+ * it keeps (xdp_flow_dp_mask's @words) between xdp_flow_ft_start() and
+ * xdp_flow_ft_mix(), and gets the same hash.
+ */
+static __always_inline __u64 xdp_flow_ft_start(const struct xdp_flow_ft_hash *fh,
+					       __u32 mask_id)
+{
+	return fh->seed + mask_id * 0x9e3779b97f4a7c15ULL;
+}
+
+static __always_inline __u64 xdp_flow_ft_mix(__u64 h)
+{
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 32);
+}
+
+static __always_inline __u64 xdp_flow_ft_hash(const struct xdp_flow_ft_hash *fh,
+					      __u32 mask_id,
+					      const xdp_flow_word *kw,
+					      const xdp_flow_word *mw)
+{
+	__u64 h = xdp_flow_ft_start(fh, mask_id);
+	__u32 j;
+
+	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+		h += (kw[j] & mw[j]) * fh->mul[j];
+	return xdp_flow_ft_mix(h);
+}
+
+static __always_inline __u32 xdp_flow_ft_sig(__u64 h)
+{
+	return (__u32)(h >> 32) | 1;
+}
+
+/* The second bucket of a key: never its first one. */
+static __always_inline __u32 xdp_flow_ft_alt(__u32 bucket, __u32 sig,
+					     __u32 bucket_mask)
+{
+	return (bucket ^ ((sig >> 1) | 1)) & bucket_mask;
+}
 
 struct xdp_flow_dp_mask {
 	__u32	id;
 	__u32	slot;		/* its index in xf_mask_min */
 	__u64	min_order;	/* its lowest order when the list was made */
 	struct xdp_flow_key mask;
+	/* The key words the mask does not clear: only they are hashed. */
+	__u8	nwords;
+	__u8	words[XDP_FLOW_KEY_WORDS];
+	__u8	pad[4];
 };
 
 /*
@@ -104,10 +202,6 @@ struct xdp_flow_emc_set {
 	__u32	pad;
 	struct xdp_flow_key key[XDP_FLOW_EMC_WAYS];
 };
-
-#ifndef __always_inline
-#define __always_inline	inline __attribute__((always_inline))
-#endif
 
 /*
  * The cache's hash of a whole key: each word times an odd constant of its

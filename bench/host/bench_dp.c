@@ -35,7 +35,9 @@
  * stdout (ns per frame over the rounds), and a readable table with the
  * ratios to the references on stderr.
  *
- * Usage: bench_dp [--quick]
+ * Usage: bench_dp [--quick] [--masks 1|16|64]
+ *   --quick  3 rounds of 16,384 frames (a smoke run, not for figures)
+ *   --masks  only the configurations of that many masks
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -492,13 +494,21 @@ static void bench_config(unsigned int masks, unsigned int want_rules)
 int main(int argc, char **argv)
 {
 	static const unsigned int masks[] = { 1, 16, 64 };
-	unsigned int mi;
+	unsigned int mi, only = 0;
 	cpu_set_t one;
 	enum xf_prog p;
+	int a;
 
-	if (argc > 1 && !strcmp(argv[1], "--quick")) {
-		rounds = 3;
-		repeat = 16384;
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--quick")) {
+			rounds = 3;
+			repeat = 16384;
+		} else if (!strcmp(argv[a], "--masks") && a + 1 < argc) {
+			only = atoi(argv[++a]);
+		} else {
+			fprintf(stderr, "usage: bench_dp [--quick] [--masks 1|16|64]\n");
+			return 2;
+		}
 	}
 	log_init(LOG_DEST_STDERR, false);
 	/* One CPU: the cache is per CPU, and so is the noise. */
@@ -525,6 +535,8 @@ int main(int argc, char **argv)
 
 	printf("dp,variant,masks,rules,flows,ns_min,ns_median\n");
 	for (mi = 0; mi < ARRAY_SIZE(masks); mi++) {
+		if (only && masks[mi] != only)
+			continue;
 		bench_config(masks[mi], 0);
 		bench_config(masks[mi], 100000);
 	}

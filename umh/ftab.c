@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The XDP flow table (xf_fbuckets, xf_fentries, xf_fhash; the layout and
+ * the rules of concurrent use are in xdp_flow_dp.h): signature buckets and
+ * entries, mapped into the helper and written in place while XDP reads
+ * them. Every store a reader may meet is one aligned word, in the order
+ * that keeps each lookup exact, and the compiler is kept from reordering
+ * them (release stores).
+ *
+ * A deleted entry's slot is used again only after a barrier (an RCU grace
+ * period, table.c's barrier()) since the delete: a reader may still hold
+ * the slot it found. The caller numbers its barriers; ftab_set() returns
+ * -EAGAIN when every free slot waits for the next one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "umh.h"
+#include "xdp_flow_dp.h"
+
+struct ftab {
+	struct xdp_flow_ft_bucket *b;
+	struct xdp_flow_ft_entry *e;
+	struct xdp_flow_ft_hash *hp;	/* xf_fhash, mapped */
+	size_t b_len, e_len, h_len;
+	__u32 nb, ne;
+	/* Per slot: SLOT_FREE (never used, or free since the maps were taken
+	 * over), SLOT_USED (a way points at it) or SLOT_RING (deleted).
+	 */
+	unsigned char *state;
+	/* Deleted slots, oldest first, each with the barrier number of its
+	 * delete; then never used slots from @fresh on.
+	 */
+	__u32 *ring, *ring_seq;
+	__u32 ring_head, ring_len;
+	__u32 fresh;
+	__u32 spilled;			/* keys in their second bucket */
+};
+
+enum { SLOT_FREE, SLOT_USED, SLOT_RING };
+
+#define store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
+
+static void *map_mmap(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static __u64 key_hash(const struct ftab *f, __u32 mask_id,
+		      const struct xdp_flow_key *key)
+{
+	const xdp_flow_word *kw = (const xdp_flow_word *)key;
+
+	/* The key is masked already: masking it with itself changes nothing. */
+	return xdp_flow_ft_hash(f->hp, mask_id, kw, kw);
+}
+
+static bool entry_is(const struct xdp_flow_ft_entry *e, __u32 mask_id,
+		     const struct xdp_flow_key *key)
+{
+	return e->mask_id == mask_id && !memcmp(&e->key, key, sizeof(*key));
+}
+
+/* The way of (@mask_id, @key): its bucket in *@bi; -1 if none. */
+static int find(const struct ftab *f, __u32 mask_id,
+		const struct xdp_flow_key *key, __u32 *bi)
+{
+	__u64 h = key_hash(f, mask_id, key);
+	__u32 sig = xdp_flow_ft_sig(h), b = h & f->hp->bucket_mask;
+	const struct xdp_flow_ft_bucket *bk;
+	int pass, w;
+
+	for (pass = 0; pass < 2; pass++) {
+		bk = &f->b[b];
+		for (w = 0; w < XDP_FLOW_FT_WAYS; w++) {
+			if (bk->sig[w] == sig && bk->slot[w] < f->ne &&
+			    entry_is(&f->e[bk->slot[w]], mask_id, key)) {
+				*bi = b;
+				return w;
+			}
+		}
+		if (!bk->spill)
+			break;
+		b = xdp_flow_ft_alt(b, sig, f->hp->bucket_mask);
+	}
+	return -1;
+}
+
+static int free_way(const struct xdp_flow_ft_bucket *bk)
+{
+	int w;
+
+	for (w = 0; w < XDP_FLOW_FT_WAYS; w++)
+		if (!bk->sig[w])
+			return w;
+	return -1;
+}
+
+/* A slot that no reader can still hold, or -1. */
+static int slot_alloc(struct ftab *f, __u32 seq)
+{
+	__u32 s;
+
+	if (f->ring_len && f->ring_seq[f->ring_head] != seq) {
+		s = f->ring[f->ring_head];
+		f->ring_head = (f->ring_head + 1) % f->ne;
+		f->ring_len--;
+		f->state[s] = SLOT_USED;
+		return s;
+	}
+	while (f->fresh < f->ne && f->state[f->fresh] != SLOT_FREE)
+		f->fresh++;
+	if (f->fresh == f->ne)
+		return -1;
+	f->state[f->fresh] = SLOT_USED;
+	return f->fresh++;
+}
+
+static void slot_free(struct ftab *f, __u32 s, __u32 seq)
+{
+	__u32 tail = (f->ring_head + f->ring_len) % f->ne;
+
+	f->state[s] = SLOT_RING;
+	f->ring[tail] = s;
+	f->ring_seq[tail] = seq;
+	f->ring_len++;
+}
+
+/* Publishes slot @s with signature @sig in way @w of bucket @b. */
+static void way_set(struct ftab *f, __u32 b, int w, __u32 sig, __u32 s)
+{
+	store_release(&f->b[b].slot[w], s);
+	store_release(&f->b[b].sig[w], sig);
+}
+
+/*
+ * Makes room in bucket @b, which is full: moves one of its own keys (those
+ * whose first bucket it is) to that key's second bucket, if one has room.
+ * The key is in both buckets for a moment, never in neither.
+ */
+static int make_room(struct ftab *f, __u32 b)
+{
+	struct xdp_flow_ft_bucket *bk = &f->b[b];
+	__u32 s, sig, alt;
+	int w, aw;
+
+	for (w = 0; w < XDP_FLOW_FT_WAYS; w++) {
+		s = bk->slot[w];
+		sig = bk->sig[w];
+		if ((key_hash(f, f->e[s].mask_id, &f->e[s].key) &
+		     f->hp->bucket_mask) != b)
+			continue;	/* already in its second bucket */
+		alt = xdp_flow_ft_alt(b, sig, f->hp->bucket_mask);
+		aw = free_way(&f->b[alt]);
+		if (aw < 0)
+			continue;
+		store_release(&bk->spill, bk->spill + 1);
+		way_set(f, alt, aw, sig, s);
+		store_release(&bk->sig[w], 0);
+		f->spilled++;
+		return w;
+	}
+	return -1;
+}
+
+/**
+ * ftab_set() - point (@mask_id, @key) at rule @rule, adding the entry if new
+ * @f: the flow table
+ * @mask_id: the mask's id
+ * @key: the key, masked with the mask
+ * @rule: the rule id
+ * @seq: the caller's current barrier number
+ *
+ * Return: 0; -EAGAIN when no free slot is out of readers' reach until the
+ * next barrier; -ENOSPC when the table or both of the key's buckets are
+ * full (nothing changed).
+ */
+int ftab_set(struct ftab *f, __u32 mask_id, const struct xdp_flow_key *key,
+	     __u32 rule, __u32 seq)
+{
+	__u64 h = key_hash(f, mask_id, key);
+	__u32 sig = xdp_flow_ft_sig(h), b1 = h & f->hp->bucket_mask, b2, bi;
+	struct xdp_flow_ft_entry *e;
+	int w, s;
+
+	w = find(f, mask_id, key, &bi);
+	if (w >= 0) {
+		store_release(&f->e[f->b[bi].slot[w]].rule, rule);
+		return 0;
+	}
+	b2 = xdp_flow_ft_alt(b1, sig, f->hp->bucket_mask);
+	if (free_way(&f->b[b1]) < 0 && free_way(&f->b[b2]) < 0 &&
+	    make_room(f, b1) < 0)
+		return -ENOSPC;
+	s = slot_alloc(f, seq);
+	if (s < 0)
+		return f->ring_len ? -EAGAIN : -ENOSPC;
+	/* Not reachable yet: plain stores, ordered by the release below. */
+	e = &f->e[s];
+	e->mask_id = mask_id;
+	e->key = *key;
+	e->rule = rule;
+	w = free_way(&f->b[b1]);
+	if (w >= 0) {
+		way_set(f, b1, w, sig, s);
+		return 0;
+	}
+	w = free_way(&f->b[b2]);
+	/* Counted before it can be found there. */
+	store_release(&f->b[b1].spill, f->b[b1].spill + 1);
+	way_set(f, b2, w, sig, s);
+	f->spilled++;
+	return 0;
+}
+
+/**
+ * ftab_del() - remove the entry of (@mask_id, @key)
+ * @f: the flow table
+ * @mask_id: the mask's id
+ * @key: the key, masked with the mask
+ * @seq: the caller's current barrier number: the slot is used again only
+ *	after a later one
+ *
+ * Return: 0, or -ENOENT when there is no such entry.
+ */
+int ftab_del(struct ftab *f, __u32 mask_id, const struct xdp_flow_key *key,
+	     __u32 seq)
+{
+	__u64 h = key_hash(f, mask_id, key);
+	__u32 b1 = h & f->hp->bucket_mask, bi, s;
+	int w;
+
+	w = find(f, mask_id, key, &bi);
+	if (w < 0)
+		return -ENOENT;
+	s = f->b[bi].slot[w];
+	store_release(&f->b[bi].sig[w], 0);
+	if (bi != b1) {
+		/* Gone from the second bucket before the count drops. */
+		store_release(&f->b[b1].spill, f->b[b1].spill - 1);
+		f->spilled--;
+	}
+	slot_free(f, s, seq);
+	return 0;
+}
+
+/**
+ * ftab_lookup() - the rule of (@mask_id, @key), as XDP would find it
+ * @f: the flow table
+ * @mask_id: the mask's id
+ * @key: the key, masked with the mask
+ *
+ * Return: the rule id, or -1.
+ */
+int ftab_lookup(const struct ftab *f, __u32 mask_id,
+		const struct xdp_flow_key *key)
+{
+	__u32 bi;
+	int w = find(f, mask_id, key, &bi);
+
+	return w < 0 ? -1 : (int)f->e[f->b[bi].slot[w]].rule;
+}
+
+/**
+ * ftab_walk() - call @fn for every entry
+ * @f: the flow table
+ * @fn: gets each entry
+ * @arg: for @fn
+ */
+void ftab_walk(const struct ftab *f,
+	       void (*fn)(void *arg, const struct xdp_flow_ft_entry *e),
+	       void *arg)
+{
+	__u32 b;
+	int w;
+
+	for (b = 0; b < f->nb; b++)
+		for (w = 0; w < XDP_FLOW_FT_WAYS; w++)
+			if (f->b[b].sig[w])
+				fn(arg, &f->e[f->b[b].slot[w]]);
+}
+
+/**
+ * ftab_spilled() - how many keys sit in their second bucket
+ * @f: the flow table
+ *
+ * Return: that number.
+ */
+unsigned int ftab_spilled(const struct ftab *f)
+{
+	return f->spilled;
+}
+
+/**
+ * ftab_prune() - remove every entry that @keep does not want, set the rule
+ *	of every other to what @keep says
+ * @f: the flow table
+ * @keep: returns the rule (mask id, key) should have, or -1 for none
+ * @arg: for @keep
+ * @seq: the caller's current barrier number
+ */
+void ftab_prune(struct ftab *f,
+		int (*keep)(void *arg, __u32 mask_id,
+			    const struct xdp_flow_key *key),
+		void *arg, __u32 seq)
+{
+	__u32 b, b1;
+	int w, rule;
+
+	for (b = 0; b < f->nb; b++) {
+		for (w = 0; w < XDP_FLOW_FT_WAYS; w++) {
+			struct xdp_flow_ft_entry *e;
+
+			if (!f->b[b].sig[w])
+				continue;
+			e = &f->e[f->b[b].slot[w]];
+			rule = keep(arg, e->mask_id, &e->key);
+			if (rule >= 0) {
+				if (e->rule != (__u32)rule)
+					store_release(&e->rule, rule);
+				continue;
+			}
+			b1 = key_hash(f, e->mask_id, &e->key) &
+			     f->hp->bucket_mask;
+			store_release(&f->b[b].sig[w], 0);
+			if (b1 != b) {
+				store_release(&f->b[b1].spill,
+					      f->b[b1].spill - 1);
+				f->spilled--;
+			}
+			slot_free(f, f->b[b].slot[w], seq);
+		}
+	}
+}
+
+/*
+ * Makes the buckets a previous helper left consistent: ways that point
+ * nowhere or at an entry that does not hash there, and a key's second copy
+ * (a move cut short), are cleared; spill counts are recounted; the slots
+ * in use noted.
+ */
+static void repair(struct ftab *f)
+{
+	__u32 b, b1, *spill = calloc(f->nb, sizeof(*spill));
+	unsigned int dropped = 0;
+	int w, ow;
+
+	for (b = 0; b < f->nb; b++) {
+		struct xdp_flow_ft_bucket *bk = &f->b[b];
+
+		for (w = 0; w < XDP_FLOW_FT_WAYS; w++) {
+			struct xdp_flow_ft_entry *e;
+			__u32 sig = bk->sig[w], bi;
+			__u64 h;
+
+			if (!sig)
+				continue;
+			e = bk->slot[w] < f->ne ? &f->e[bk->slot[w]] : NULL;
+			h = e ? key_hash(f, e->mask_id, &e->key) : 0;
+			b1 = h & f->hp->bucket_mask;
+			ow = e ? find(f, e->mask_id, &e->key, &bi) : -1;
+			if (!e || xdp_flow_ft_sig(h) != sig ||
+			    (b != b1 &&
+			     b != xdp_flow_ft_alt(b1, sig, f->hp->bucket_mask)) ||
+			    f->state[bk->slot[w]] == SLOT_USED ||
+			    (ow >= 0 && (bi != b || ow != w))) {
+				store_release(&bk->sig[w], 0);
+				dropped++;
+				continue;
+			}
+			f->state[bk->slot[w]] = SLOT_USED;
+			if (b != b1 && spill)
+				spill[b1]++;
+		}
+	}
+	f->spilled = 0;
+	for (b = 0; spill && b < f->nb; b++) {
+		if (f->b[b].spill != spill[b])
+			store_release(&f->b[b].spill, spill[b]);
+		f->spilled += spill[b];
+	}
+	free(spill);
+	if (dropped)
+		pr_info("flow table: dropped %u ways a previous helper left half-written",
+			dropped);
+}
+
+static int map_size(int fd, __u32 value_size, __u32 *entries)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.value_size != value_size || !info.max_entries)
+		return -EINVAL;
+	*entries = info.max_entries;
+	return 0;
+}
+
+/**
+ * ftab_open() - take over the flow table's maps
+ * @buckets_fd: xf_fbuckets
+ * @entries_fd: xf_fentries
+ * @hash_fd: xf_fhash
+ *
+ * New maps (a zero seed) get a random hash; maps a previous helper left are
+ * repaired (see repair()) and go on with theirs.
+ *
+ * Return: the table, or NULL (errno says why).
+ */
+struct ftab *ftab_open(int buckets_fd, int entries_fd, int hash_fd)
+{
+	struct ftab *f = calloc(1, sizeof(*f));
+	__u32 one, j;
+	int err;
+
+	if (!f)
+		return NULL;
+	err = map_size(buckets_fd, sizeof(*f->b), &f->nb);
+	if (!err)
+		err = map_size(entries_fd, sizeof(*f->e), &f->ne);
+	if (!err)
+		err = map_size(hash_fd, sizeof(*f->hp), &one);
+	if (!err && (f->nb < 2 || (f->nb & (f->nb - 1))))
+		err = -EINVAL;
+	if (err)
+		goto fail;
+	f->b_len = (size_t)f->nb * sizeof(*f->b);
+	f->e_len = (size_t)f->ne * sizeof(*f->e);
+	f->h_len = sizeof(*f->hp);
+	f->b = map_mmap(buckets_fd, f->b_len);
+	f->e = map_mmap(entries_fd, f->e_len);
+	f->hp = map_mmap(hash_fd, f->h_len);
+	f->state = calloc(f->ne, 1);
+	f->ring = calloc(f->ne, sizeof(*f->ring));
+	f->ring_seq = calloc(f->ne, sizeof(*f->ring_seq));
+	if (!f->b || !f->e || !f->hp || !f->state || !f->ring ||
+	    !f->ring_seq) {
+		err = -errno ?: -ENOMEM;
+		goto fail;
+	}
+	if (!f->hp->seed) {
+		struct xdp_flow_ft_hash h = { .bucket_mask = f->nb - 1 };
+
+		if (getrandom(&h.mul, sizeof(h.mul), 0) != sizeof(h.mul) ||
+		    getrandom(&h.seed, sizeof(h.seed), 0) != sizeof(h.seed)) {
+			err = -errno ?: -EIO;
+			goto fail;
+		}
+		for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+			h.mul[j] |= 1;
+		h.seed |= 1;
+		/* New maps: no reader can find an entry yet. */
+		*f->hp = h;
+	} else if (f->hp->bucket_mask != f->nb - 1) {
+		err = -EINVAL;
+		goto fail;
+	}
+	repair(f);
+	return f;
+fail:
+	ftab_free(f);
+	errno = -err;
+	return NULL;
+}
+
+void ftab_free(struct ftab *f)
+{
+	if (!f)
+		return;
+	if (f->b)
+		munmap(f->b, f->b_len);
+	if (f->e)
+		munmap(f->e, f->e_len);
+	if (f->hp)
+		munmap(f->hp, f->h_len);
+	free(f->state);
+	free(f->ring);
+	free(f->ring_seq);
+	free(f);
+}
