@@ -5,11 +5,12 @@
 Usage: report.py <results-dir> <machine description>
 
 Reads every *.csv in <results-dir> whose lines are
-"section,config,metric,value,unit" (bench_dp writes section "datapath",
-bench_miss.sh "miss_host", the guest script its own sections, "miss"
-among them), and writes there:
+"section,config,metric,value,unit" (bench_miss.sh writes section
+"miss_host", the guest script its own sections, "miss" among them), or
+bench_dp's "dp,variant,masks,rules,flows,ns_min,ns_median", and writes
+there:
   results.csv   all rows, with the file each came from
-  results.md    the tables: the datapath's cost against the floor, the
+  results.md    the tables: the datapath against the textbook references, the
                 miss path (host and guest, ratios to disabled), and one
                 table per other guest section with ratios to xdp_flow
                 where the section compares configurations
@@ -24,12 +25,23 @@ from collections import OrderedDict
 
 
 def load(folder):
-    rows = []
+    """Rows "section,config,metric,value,unit", and bench_dp's rows
+    "dp,variant,masks,rules,flows,ns_min,ns_median" apart."""
+    rows, dp = [], []
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".csv") or name == "results.csv":
             continue
         with open(os.path.join(folder, name), newline="") as f:
             for r in csv.reader(f):
+                if len(r) == 7 and r[0] == "dp" and r[1] != "variant":
+                    try:
+                        dp.append({"variant": r[1], "masks": int(r[2]),
+                                   "rules": int(r[3]), "flows": int(r[4]),
+                                   "min": float(r[5]),
+                                   "median": float(r[6])})
+                    except ValueError:
+                        pass
+                    continue
                 if len(r) != 5 or r[0] == "section":
                     continue
                 try:
@@ -38,7 +50,7 @@ def load(folder):
                     continue
                 rows.append({"file": name, "section": r[0], "config": r[1],
                              "metric": r[2], "value": value, "unit": r[4]})
-    return rows
+    return rows, dp
 
 
 def fmt(v):
@@ -51,33 +63,45 @@ def fmt(v):
     return "%.2f" % v
 
 
-def datapath_table(rows):
-    """Rows "M masks R rules hit|miss" per config -> one line per (M, R)."""
+def dp_cells(dp):
+    """{(masks, rules): {(variant, flows): median ns}}."""
     cells = OrderedDict()
-    for r in rows:
-        if r["section"] != "datapath":
-            continue
-        words = r["metric"].split()
-        if len(words) != 5:
-            continue
-        key = (int(words[0]), int(words[2]))
-        cells.setdefault(key, {})[(r["config"], words[4])] = r["value"]
+    for r in sorted(dp, key=lambda r: (r["masks"], r["rules"])):
+        cells.setdefault((r["masks"], r["rules"]), {})[
+            (r["variant"], r["flows"])] = r["median"]
+    return cells
+
+
+def ratio(a, b):
+    return fmt(a / b) if a and b else "-"
+
+
+def datapath_table(dp):
+    """One line per (masks, rules): xdp_flow against the references."""
+    cells = dp_cells(dp)
     if not cells:
         return [], cells
-    out = ["| masks | rules | floor ns | hit ns (cache) | hit / floor "
-           "| hit ns (search only) | search / floor | miss ns (cache) "
-           "| miss ns (search only) |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for (m, n), c in sorted(cells.items()):
-        fl = c.get(("floor", "hit"))
-        hit = c.get(("xdp_flow", "hit"))
-        hs = c.get(("search_only", "hit"))
-        out.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s |" % (
-            m, n, fmt(fl), fmt(hit),
-            fmt(hit / fl) if hit and fl else "-", fmt(hs),
-            fmt(hs / fl) if hs and fl else "-",
-            fmt(c.get(("xdp_flow", "miss"))),
-            fmt(c.get(("search_only", "miss")))))
+    out = ["| masks | rules | ref parse | floor (x ref parse) "
+           "| cached hit (x ref parse) | search hit, 1 flow: ref / xdp_flow "
+           "| ratio | uncached miss: ref / xdp_flow | ratio "
+           "| cached hit, 1,024 / 4,096 flows (x 1 flow) |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for (m, n), c in cells.items():
+        rp = c.get(("ref_parse", 1))
+        fl = c.get(("floor", 1))
+        ch = c.get(("cached_hit", 1))
+        rs, sh = c.get(("ref_search", 1)), c.get(("search_hit", 1))
+        miss = [c.get((v, f)) for (v, f) in c if v == "uncached_miss"]
+        rmiss = [c.get((v, f)) for (v, f) in c if v == "ref_miss"]
+        um = miss[0] if miss else None
+        rm = rmiss[0] if rmiss else None
+        c1k, c4k = c.get(("cached_hit", 1024)), c.get(("cached_hit", 4096))
+        out.append("| %d | %d | %s | %s (%s) | %s (%s) | %s / %s | %s "
+                   "| %s / %s | %s | %s / %s (%s / %s) |" % (
+                       m, n, fmt(rp), fmt(fl), ratio(fl, rp), fmt(ch),
+                       ratio(ch, rp), fmt(rs), fmt(sh), ratio(sh, rs),
+                       fmt(rm), fmt(um), ratio(um, rm), fmt(c1k), fmt(c4k),
+                       ratio(c1k, ch), ratio(c4k, ch)))
     return out, cells
 
 
@@ -233,24 +257,31 @@ def plots(folder, rows, cells):
     made = []
     if cells:
         fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-        for ax, nrules in zip(axes, (1000, 100000)):
-            ms = sorted(m for (m, n) in cells if n == nrules)
-            for cfg, what, label in (("floor", "hit", "floor"),
-                                     ("xdp_flow", "hit", "hit, cache"),
-                                     ("search_only", "hit", "hit, search only"),
-                                     ("xdp_flow", "miss", "miss, cache"),
-                                     ("search_only", "miss",
-                                      "miss, search only")):
-                ys = [cells[(m, nrules)].get((cfg, what)) for m in ms]
-                if all(y is not None for y in ys):
+        for ax, large in zip(axes, (False, True)):
+            # per mask count: the rules its flows need, or 100,000
+            conf = {}
+            for (m, n) in cells:
+                if (n >= 100000) == large:
+                    conf[m] = n
+            ms = sorted(conf)
+            for variant, flows, label in (
+                    ("ref_search", 1, "textbook search, hit"),
+                    ("search_hit", 1, "xdp_flow search, hit"),
+                    ("ref_miss", 65535, "textbook search, miss"),
+                    ("uncached_miss", 65535, "xdp_flow, uncached miss"),
+                    ("cached_hit", 1, "xdp_flow, cached hit"),
+                    ("ref_parse", 1, "textbook parse")):
+                ys = [cells[(m, conf[m])].get((variant, flows)) for m in ms]
+                if ys and all(y is not None for y in ys):
                     ax.plot(ms, ys, marker="o", label=label)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlabel("masks")
-            ax.set_title("%d rules" % nrules)
+            ax.set_title("100,000 rules" if large else
+                         "the rules the flows need")
             ax.grid(True, which="both", alpha=0.3)
         axes[0].set_ylabel("ns per frame (BPF_PROG_TEST_RUN)")
-        axes[0].legend(fontsize=8)
+        axes[0].legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(os.path.join(folder, "datapath.png"), dpi=100)
         plt.close(fig)
@@ -309,8 +340,8 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     folder, machine = sys.argv[1], sys.argv[2]
-    rows = load(folder)
-    if not rows:
+    rows, dp_rows = load(folder)
+    if not rows and not dp_rows:
         print("report: no results in %s" % folder, file=sys.stderr)
         return 1
     with open(os.path.join(folder, "results.csv"), "w", newline="") as f:
@@ -319,15 +350,22 @@ def main():
         for r in rows:
             w.writerow([r["file"], r["section"], r["config"], r["metric"],
                         r["value"], r["unit"]])
+        for r in dp_rows:
+            w.writerow(["host.csv", "dp", r["variant"],
+                        "%d masks %d rules %d flows" % (
+                            r["masks"], r["rules"], r["flows"]),
+                        r["median"], "ns"])
     md = ["# xdp_flow benchmark results", "", machine, ""]
-    dp, cells = datapath_table(rows)
+    dp, cells = datapath_table(dp_rows)
     if dp:
         md += ["## The datapath on the host (BPF_PROG_TEST_RUN, real CPU)",
                "",
-               "ns per frame, median of 5 runs. Hit: the frame matches the "
-               "rule of the last mask and every mask is searched (all rules "
-               "one prio); miss: no rule matches. floor: the same program "
-               "without the lookup (parse, rule 0's action and counters).",
+               "ns per frame, medians of the rounds (bench/README.md says "
+               "how bench_dp runs). ref: the textbook parser and "
+               "tuple-space search, run in the same rounds; floor: xdp_flow "
+               "without the lookup; search hit: the cache off, the single "
+               "flow hits the last mask; uncached miss: 65,535 flows, none "
+               "matching; cached hit: the cache on.",
                ""] + dp + [""]
     meta = ["%s %s: %s %s" % (r["config"], r["metric"], fmt(r["value"]),
                               r["unit"]) for r in rows if r["section"] == "meta"]

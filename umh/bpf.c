@@ -148,14 +148,16 @@ int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms)
 }
 
 /*
- * Buckets for the flow table: about 2 keys each at most (of 7 ways), so
- * that a key whose two buckets are both full is a rarity; a power of 2.
+ * Buckets for the flow table: a mask's region holds about 2 keys a bucket
+ * at most (of 7 ways), so that a key whose two buckets are both full is a
+ * rarity; regions are powers of 2, and a growing one is copied: twice
+ * that, a power of 2.
  */
 static unsigned int ft_buckets(unsigned int flow_entries)
 {
 	unsigned int n = 2;
 
-	while (n < flow_entries / 2)
+	while (n < flow_entries)
 		n *= 2;
 	return n;
 }

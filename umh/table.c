@@ -46,8 +46,13 @@
 struct tmask {
 	bool used;
 	bool listed;			/* in the published list */
+	bool has_reg;			/* @reg is allocated */
+	bool has_old;			/* @old waits for the next list */
 	__u32 id;
 	unsigned int nr_entries;	/* flow entries of rules in this mask */
+	unsigned int nr_flows;		/* of them, distinct keys */
+	struct ftab_region reg;		/* its buckets */
+	struct ftab_region old;		/* its buckets in the published list */
 	struct xdp_flow_key mask;
 };
 
@@ -487,14 +492,56 @@ static struct tmask *mask_alloc(struct table *t, const struct xdp_flow_key *m)
 	return NULL;
 }
 
-/* Frees the masks no flow entry uses. */
+/* Frees the masks no flow entry uses, which no published list names. */
 static void mask_gc(struct table *t)
 {
 	unsigned int i;
 
-	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
-		if (t->masks[i].used && !t->masks[i].nr_entries)
-			t->masks[i].used = false;
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++) {
+		struct tmask *tm = &t->masks[i];
+
+		if (!tm->used || tm->nr_entries || tm->listed)
+			continue;
+		tm->used = false;
+		if (tm->has_reg)
+			ftab_region_free(t->ft, &tm->reg);
+		if (tm->has_old)
+			ftab_region_free(t->ft, &tm->old);
+		tm->has_reg = tm->has_old = false;
+	}
+}
+
+/* Gives @tm buckets of its own if it has none. */
+static int mask_region(struct table *t, struct tmask *tm)
+{
+	if (tm->has_reg)
+		return 0;
+	if (ftab_region_alloc(t->ft, 1, &tm->reg))
+		return -ENOSPC;
+	tm->has_reg = true;
+	return 0;
+}
+
+/*
+ * Doubles @tm's buckets when a new key would put more than 2 in a bucket
+ * on average. Readers keep the old ones until the next list is published
+ * (the caller publishes one); if they cannot be had, the mask goes on
+ * fuller.
+ */
+static bool mask_grow(struct table *t, struct tmask *tm)
+{
+	struct ftab_region to;
+
+	if (tm->nr_flows + 1 <= 2u << tm->reg.order ||
+	    ftab_grow(t->ft, &tm->reg, tm->id, &to))
+		return false;
+	if (tm->has_old || !tm->listed)
+		ftab_region_free(t->ft, &tm->reg);	/* never published */
+	else
+		tm->old = tm->reg;
+	tm->has_old = tm->listed;
+	tm->reg = to;
+	return true;
 }
 
 /* How many masks are in use once @old (may be NULL) is replaced by a rule
@@ -786,15 +833,16 @@ static int barrier(struct table *t);
 /* Points the XDP flow entry of @e's mask and key at @e's rule. */
 static int flow_write(struct table *t, const struct tentry *e)
 {
-	int err = ftab_set(t->ft, e->mask->id, &e->key, e->rule->rule.id,
-			   t->barrier_seq);
+	int err = ftab_set(t->ft, &e->mask->reg, e->mask->id, &e->key,
+			   e->rule->rule.id, t->barrier_seq);
 
 	/* Every free slot may still be in a reader's hands. */
 	if (err == -EAGAIN) {
 		err = barrier(t);
 		if (!err)
-			err = ftab_set(t->ft, e->mask->id, &e->key,
-				       e->rule->rule.id, t->barrier_seq);
+			err = ftab_set(t->ft, &e->mask->reg, e->mask->id,
+				       &e->key, e->rule->rule.id,
+				       t->barrier_seq);
 	}
 	if (err == -ENOSPC)
 		pr_info("flow table: no room for a key of mask %u (both of its buckets full)",
@@ -804,7 +852,7 @@ static int flow_write(struct table *t, const struct tentry *e)
 
 static int flow_erase(struct table *t, const struct tentry *e)
 {
-	ftab_del(t->ft, e->mask->id, &e->key, t->barrier_seq);
+	ftab_del(t->ft, &e->mask->reg, e->mask->id, &e->key, t->barrier_seq);
 	return 0;
 }
 
@@ -869,6 +917,8 @@ static int list_publish(struct table *t)
 		list->masks[n].mask = tm->mask;
 		list->masks[n].nwords = mask_words(&tm->mask,
 						   list->masks[n].words);
+		list->masks[n].fb_base = tm->reg.base;
+		list->masks[n].fb_mask = (1u << tm->reg.order) - 1;
 		n++;
 	}
 	list->count = n;
@@ -901,6 +951,10 @@ static int list_publish(struct table *t)
 		struct tmask *tm = &t->masks[i];
 
 		tm->listed = tm->used && tm->nr_entries;
+		/* The swap waited for the readers of the old list. */
+		if (tm->has_old)
+			ftab_region_free(t->ft, &tm->old);
+		tm->has_old = false;
 	}
 out:
 	free(list);
@@ -973,8 +1027,10 @@ static int rule_unlink(struct table *t, struct trule *r)
 
 		next = flow_best(t, e->mask, &e->key, r);
 		flow_unlink(t, e);
-		if (was_best && !next)
+		if (was_best && !next) {
 			t->nr_flows--;
+			e->mask->nr_flows--;
+		}
 		if (was_best && !err)
 			err = next ? flow_write(t, next) : flow_erase(t, e);
 	}
@@ -1063,12 +1119,15 @@ static int rule_link(struct table *t, struct trule *r, unsigned int n)
 		else if (r->rule.order < t->mask_min[slot])
 			__atomic_store_n(&t->mask_min[slot], r->rule.order,
 					 __ATOMIC_RELEASE);
+		if (!prev && mask_grow(t, e->mask))
+			publish = true;
 		if (!prev || rule_better(r, prev->rule)) {
 			err = flow_write(t, e);
 			if (err)
 				break;
 		}
 		t->nr_flows += !prev;
+		e->mask->nr_flows += !prev;
 		flow_link(t, e);
 		e->mask->nr_entries++;
 		r->nr_entries++;
@@ -1157,6 +1216,12 @@ int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 			/* There is room: masks_after() said so. */
 			tm = mask_alloc(t, &exp[i].mask);
 			tm->id = t->next_mask_id++;
+		}
+		if (mask_region(t, tm)) {
+			free(r);
+			mask_gc(t);
+			snprintf(msg, len, "flow table full (no buckets for a new mask)");
+			return -ENOSPC;
 		}
 		r->entries[i].rule = r;
 		r->entries[i].mask = tm;
@@ -1339,6 +1404,13 @@ static int recover_list(struct table *t)
 		if (tm) {
 			tm->id = list->masks[i].id;
 			tm->listed = true;
+			tm->reg.base = list->masks[i].fb_base;
+			tm->reg.order = __builtin_popcount(list->masks[i].fb_mask);
+			tm->has_reg = list->masks[i].fb_mask + 1 ==
+				      1u << tm->reg.order &&
+				      !ftab_region_claim(t->ft, &tm->reg);
+			if (tm->has_reg)
+				ftab_repair(t->ft, &tm->reg, tm->id);
 		}
 		if (list->masks[i].id >= t->next_mask_id)
 			t->next_mask_id = list->masks[i].id + 1;
@@ -1425,7 +1497,9 @@ static void recover_ids(struct table *t)
 	unsigned int i;
 
 	/* Mask ids are never reused: skip past every id still in a flow. */
-	ftab_walk(t->ft, recover_id, t);
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		if (t->masks[i].has_reg)
+			ftab_walk(t->ft, &t->masks[i].reg, recover_id, t);
 	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
 		if (t->masks[i].used && t->masks[i].id == ~0u)
 			t->masks[i].id = t->next_mask_id++;
@@ -1446,9 +1520,13 @@ static int recover_keep(void *arg, __u32 mask_id,
 static void recover_prune(struct table *t)
 {
 	__u32 id, next, *pid = NULL;
+	unsigned int i;
 	size_t n = 0;
 
-	ftab_prune(t->ft, recover_keep, t, t->barrier_seq);
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++)
+		if (t->masks[i].has_reg)
+			ftab_prune(t->ft, &t->masks[i].reg, recover_keep, t,
+				   t->barrier_seq);
 
 	while (!bpf_map_get_next_key(t->defs_fd, pid, &next)) {
 		id = next;
@@ -1481,6 +1559,14 @@ int table_recover(struct table *t)
 	if (err)
 		return err;
 	recover_ids(t);
+	/* Masks the published list did not name get buckets now. */
+	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++) {
+		if (t->masks[i].used && mask_region(t, &t->masks[i])) {
+			pr_err("flow table: no buckets for mask %u",
+			       t->masks[i].id);
+			return -ENOSPC;
+		}
+	}
 	chunks_recover(t);
 	for (i = 0; i < t->max_rules; i++) {
 		struct trule *r = t->rules[i];
@@ -1497,7 +1583,9 @@ int table_recover(struct table *t)
 			if (flow_best(t, e->mask, &e->key, NULL) != e)
 				continue;
 			tick(t);
+			mask_grow(t, e->mask);
 			t->nr_flows++;
+			e->mask->nr_flows++;
 			err = flow_write(t, e);
 			if (err)
 				return err;

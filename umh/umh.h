@@ -49,18 +49,31 @@ int dp_tc_prog_fd(struct xdp_flow_bpf *skel);
 struct ftab;
 struct xdp_flow_ft_entry;
 
+/* A mask's buckets: 1 << @order of them from @base on. */
+struct ftab_region {
+	__u32 base;
+	__u32 order;
+};
+
 struct ftab *ftab_open(int buckets_fd, int entries_fd, int hash_fd);
 void ftab_free(struct ftab *f);
-int ftab_set(struct ftab *f, __u32 mask_id, const struct xdp_flow_key *key,
-	     __u32 rule, __u32 seq);
-int ftab_del(struct ftab *f, __u32 mask_id, const struct xdp_flow_key *key,
-	     __u32 seq);
-int ftab_lookup(const struct ftab *f, __u32 mask_id,
-		const struct xdp_flow_key *key);
-void ftab_walk(const struct ftab *f,
+int ftab_region_alloc(struct ftab *f, unsigned int order,
+		      struct ftab_region *r);
+void ftab_region_free(struct ftab *f, const struct ftab_region *r);
+int ftab_region_claim(struct ftab *f, const struct ftab_region *r);
+int ftab_grow(struct ftab *f, const struct ftab_region *r, __u32 mask_id,
+	      struct ftab_region *to);
+void ftab_repair(struct ftab *f, const struct ftab_region *r, __u32 mask_id);
+int ftab_set(struct ftab *f, const struct ftab_region *r, __u32 mask_id,
+	     const struct xdp_flow_key *key, __u32 rule, __u32 seq);
+int ftab_del(struct ftab *f, const struct ftab_region *r, __u32 mask_id,
+	     const struct xdp_flow_key *key, __u32 seq);
+int ftab_lookup(const struct ftab *f, const struct ftab_region *r,
+		__u32 mask_id, const struct xdp_flow_key *key);
+void ftab_walk(const struct ftab *f, const struct ftab_region *r,
 	       void (*fn)(void *arg, const struct xdp_flow_ft_entry *e),
 	       void *arg);
-void ftab_prune(struct ftab *f,
+void ftab_prune(struct ftab *f, const struct ftab_region *r,
 		int (*keep)(void *arg, __u32 mask_id,
 			    const struct xdp_flow_key *key),
 		void *arg, __u32 seq);

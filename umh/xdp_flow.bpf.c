@@ -84,14 +84,15 @@ struct {
 } xf_counters SEC(".maps");
 
 /* Sized by the helper at load (dp_open()), as here for the default
- * max_flows: buckets for about two flow entries each, and entries for
- * max_flows, the shields' and an eighth more.
+ * max_flows: buckets for about two flow entries each, twice over (masks
+ * get regions of a power of 2 of them, which double as they fill), and
+ * entries for max_flows, the shields' and an eighth more.
  */
 #define XF_FLOW_ENTRIES	(XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XF_FLOW_ENTRIES / 2);
+	__uint(max_entries, XF_FLOW_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct xdp_flow_ft_bucket);
 	__uint(map_flags, BPF_F_MMAPABLE);	/* written in place */
@@ -477,8 +478,8 @@ static __always_inline int mask_may_beat(const struct xdp_flow_dp_mask *m,
 
 /*
  * The rule the flow table holds for (@m, @kw masked with it): its id, or
- * -1. The first bucket, and the second only when the first one's keys
- * spilled there.
+ * -1. The first bucket of the mask's region, and the second only when the
+ * first one's keys spilled there.
  */
 static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 				     const struct xdp_flow_dp_mask *m,
@@ -486,7 +487,7 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 {
 	const xdp_flow_word *mw = (const xdp_flow_word *)&m->mask;
 	__u64 h = xdp_flow_ft_start(fh, m->id), diff;
-	__u32 b, sig, pass, w, j, k, nw = m->nwords, slot;
+	__u32 b, sig, pass, w, j, k, nw = m->nwords, slot, idx;
 	struct xdp_flow_ft_bucket *bk;
 	struct xdp_flow_ft_entry *e;
 	const xdp_flow_word *ew;
@@ -501,10 +502,11 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 		h += (kw[j] & mw[j]) * fh->mul[j];
 	}
 	h = xdp_flow_ft_mix(h);
-	b = h & fh->bucket_mask;
+	b = h & m->fb_mask;
 	sig = xdp_flow_ft_sig(h);
 	for (pass = 0; pass < 2; pass++) {
-		bk = bpf_map_lookup_elem(&xf_fbuckets, &b);
+		idx = m->fb_base + b;
+		bk = bpf_map_lookup_elem(&xf_fbuckets, &idx);
 		if (!bk)
 			return -1;
 #pragma unroll
@@ -524,7 +526,7 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 		}
 		if (!bk->spill)
 			return -1;
-		b = xdp_flow_ft_alt(b, sig, fh->bucket_mask);
+		b = xdp_flow_ft_alt(b, sig, m->fb_mask);
 	}
 	return -1;
 }
@@ -559,7 +561,7 @@ static int lookup_masks(__u32 i, struct lookup_ctx *lc)
 		 * was sorted.
 		 */
 #ifndef XDP_FLOW_MUTANT_prio_last
-		if (!mask_may_beat(m, lc->best_order))
+		if (lc->best >= 0 && !mask_may_beat(m, lc->best_order))
 			continue;
 #endif
 		ret = ft_lookup(lc->fh, m, kw);

@@ -64,9 +64,11 @@ struct xdp_flow_dp_rule {
 typedef __u64 __attribute__((__may_alias__)) xdp_flow_word;
 
 /*
- * The flow table. An entry is found by a hash of its mask id and masked
- * key (xdp_flow_ft_hash()): the low bits pick its first bucket, the high
- * ones make its signature. A bucket holds up to XDP_FLOW_FT_WAYS
+ * The flow table. Each mask has a region of the buckets of its own (a power
+ * of 2 of them, named in the mask list), so that a small mask's buckets
+ * stay in the CPU's cache. An entry is found by a hash of its mask id and
+ * masked key (xdp_flow_ft_hash()): the low bits pick its first bucket in
+ * the region, the high ones make its signature. A bucket holds up to XDP_FLOW_FT_WAYS
  * signatures and, beside each, the entry's slot; only a signature that
  * matches costs a look at the entry. A key whose first bucket is full goes
  * to its second one (xdp_flow_ft_alt()), and its first bucket's @spill
@@ -104,8 +106,6 @@ struct xdp_flow_ft_entry {
 struct xdp_flow_ft_hash {
 	__u64	mul[XDP_FLOW_KEY_WORDS];	/* random and odd */
 	__u64	seed;			/* random; 0: the maps are new */
-	__u32	bucket_mask;		/* buckets - 1, buckets a power of 2 */
-	__u32	pad;
 };
 
 #ifndef __always_inline
@@ -150,7 +150,9 @@ static __always_inline __u32 xdp_flow_ft_sig(__u64 h)
 	return (__u32)(h >> 32) | 1;
 }
 
-/* The second bucket of a key: never its first one. */
+/* The second bucket of a key (both relative to the region): never its
+ * first one.
+ */
 static __always_inline __u32 xdp_flow_ft_alt(__u32 bucket, __u32 sig,
 					     __u32 bucket_mask)
 {
@@ -166,6 +168,9 @@ struct xdp_flow_dp_mask {
 	__u8	nwords;
 	__u8	words[XDP_FLOW_KEY_WORDS];
 	__u8	pad[4];
+	/* Its region of xf_fbuckets: fb_mask + 1 buckets from fb_base on. */
+	__u32	fb_base;
+	__u32	fb_mask;
 };
 
 /*

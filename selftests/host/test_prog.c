@@ -10,12 +10,14 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -918,6 +920,295 @@ static void test_emc(void)
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
+/* --- the flow table's buckets --- */
+
+/* The published mask list (the caller frees it). */
+static struct xdp_flow_mask_list *mask_list(void)
+{
+	struct xdp_flow_mask_list *list = calloc(1, sizeof(*list));
+	__u32 zero = 0, id;
+	int fd;
+
+	if (!list || bpf_map_lookup_elem(bpf_map__fd(skel->maps.xf_masks),
+					 &zero, &id))
+		goto fail;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		goto fail;
+	if (bpf_map_lookup_elem(fd, &zero, list)) {
+		close(fd);
+		goto fail;
+	}
+	close(fd);
+	return list;
+fail:
+	free(list);
+	return NULL;
+}
+
+/* The masked key and mask of the rule @args describes. */
+static int rule_key(const char *args, struct xdp_flow_key *key,
+		    struct xdp_flow_key *mask)
+{
+	char buf[256], msg[UMH_MSG_LEN];
+	struct xdp_flow_rule r;
+	xdp_flow_word *kw = (xdp_flow_word *)key, *mw;
+	unsigned int j;
+
+	snprintf(buf, sizeof(buf), "%s", args);
+	if (driver_parse_rule(buf, &r, msg, sizeof(msg)))
+		return -1;
+	*key = r.key;
+	*mask = r.mask;
+	mw = (xdp_flow_word *)mask;
+	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+		kw[j] &= mw[j];
+	return 0;
+}
+
+#define FT_RULES	12	/* more than a bucket's 7 ways */
+
+static void ft_rule(char *buf, size_t len, __u32 id, __u32 dst)
+{
+	struct in_addr a = { .s_addr = htonl(dst) };
+
+	snprintf(buf, len, "id=%u prio=5 dev=%d dst_ip=%s action=drop", id,
+		 IFINDEX, inet_ntoa(a));
+}
+
+/*
+ * More keys than a bucket holds, all with the same first bucket, found with
+ * the table's own seeded hash: the bucket fills, the rest go to their
+ * second buckets and are counted there, and every key is still found, in
+ * XDP, as its rules are added and deleted. Then a forged signature
+ * collision: a way with a key's signature that points at another key's
+ * entry, ahead of the key's own way, must not match.
+ */
+static void test_ft_buckets(void)
+{
+	__u32 dst[FT_RULES], d, b1 = 0, sig, zero = 0, i, n = 0, mask_id = 0;
+	struct xdp_flow_key key, mask;
+	struct xdp_flow_ft_bucket bk, forged;
+	struct xdp_flow_mask_list *list;
+	struct xdp_flow_ft_hash fh;
+	__u32 fb_base = 0;
+	int fb_fd = bpf_map__fd(skel->maps.xf_fbuckets), w, o;
+	char args[256];
+	struct frame f;
+	__u64 h;
+
+	/* The mask's id and region come with its first rule; a 12-key mask
+	 * has 8 buckets (it doubles past 2 keys a bucket).
+	 */
+	dst[0] = 0x0a050001;
+	ft_rule(args, sizeof(args), 100, dst[0]);
+	add("%s", args);
+	list = mask_list();
+	if (!list || list->count != 1 ||
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.xf_fhash), &zero, &fh)) {
+		fail("no mask list or hash");
+		goto out;
+	}
+	mask_id = list->masks[0].id;
+	free(list);
+	for (d = dst[0]; n < FT_RULES && d < dst[0] + (1u << 20); d++) {
+		ft_rule(args, sizeof(args), 0, d);
+		if (rule_key(args, &key, &mask))
+			break;
+		h = xdp_flow_ft_hash(&fh, mask_id, (xdp_flow_word *)&key,
+				     (xdp_flow_word *)&mask);
+		if (d == dst[0])
+			b1 = h & 7;
+		if ((h & 7) == b1)
+			dst[n++] = d;
+	}
+	if (n < FT_RULES) {
+		fail("found %u keys of bucket %u, want %u", n, b1, FT_RULES);
+		goto out;
+	}
+	for (i = 1; i < FT_RULES; i++) {
+		ft_rule(args, sizeof(args), 100 + i, dst[i]);
+		add("%s", args);
+	}
+	list = mask_list();
+	if (!list || list->count != 1 || list->masks[0].fb_mask != 7) {
+		fail("the mask has %u buckets, want 8",
+		     list ? list->masks[0].fb_mask + 1 : 0);
+		free(list);
+		goto out;
+	}
+	fb_base = list->masks[0].fb_base;
+	free(list);
+	d = fb_base + b1;
+	if (bpf_map_lookup_elem(fb_fd, &d, &bk) || bk.spill != FT_RULES - 7) {
+		fail("bucket %u counts %u keys in their second bucket, want %u",
+		     b1, bk.spill, FT_RULES - 7);
+		goto out;
+	}
+	for (i = 0; i < FT_RULES; i++) {
+		struct in_addr a = { .s_addr = htonl(dst[i]) };
+
+		f = udp4("10.9.9.9", inet_ntoa(a), 1, 2);
+		expect("every key of a full bucket", &f, XDP_DROP, 100 + i, 1,
+		       tcb(&f));
+	}
+	/* Out of the full bucket, and out of the second buckets. */
+	del(100);
+	del(100 + FT_RULES - 1);
+	bpf_map_lookup_elem(fb_fd, &d, &bk);
+	if (bk.spill != FT_RULES - 8)
+		fail("after deleting a spilled key, %u counted, want %u",
+		     bk.spill, FT_RULES - 8);
+	for (i = 1; i < FT_RULES - 1; i++) {
+		struct in_addr a = { .s_addr = htonl(dst[i]) };
+
+		f = udp4("10.9.9.9", inet_ntoa(a), 1, 2);
+		expect("the other keys after deletes", &f, XDP_DROP, 100 + i,
+		       1, tcb(&f));
+	}
+	log_test("flow table: a full bucket spills into second buckets, all keys found");
+
+	/*
+	 * The forgery: way 0 of the bucket gets the signature of the key in
+	 * its last way, and the slot of another key. The lookup of the last
+	 * way's key meets way 0 first: the entry there is another key's.
+	 */
+	bpf_map_lookup_elem(fb_fd, &d, &bk);
+	for (w = XDP_FLOW_FT_WAYS - 1; w > 0 && !bk.sig[w]; w--)
+		;
+	for (o = 0; o < XDP_FLOW_FT_WAYS && (o == w || !bk.sig[o]); o++)
+		;
+	if (w == 0 || o == XDP_FLOW_FT_WAYS) {
+		fail("bucket %u has fewer than two keys", b1);
+		goto out;
+	}
+	forged = bk;
+	forged.sig[0] = bk.sig[w];
+	forged.slot[0] = bk.slot[o];
+	sig = bk.sig[w];
+	bpf_map_update_elem(fb_fd, &d, &forged, BPF_ANY);
+	gen_set(gen_get() + 1);		/* the cache must not answer */
+	for (i = 1; i < FT_RULES - 1; i++) {
+		struct in_addr a = { .s_addr = htonl(dst[i]) };
+
+		ft_rule(args, sizeof(args), 0, dst[i]);
+		rule_key(args, &key, &mask);
+		h = xdp_flow_ft_hash(&fh, mask_id, (xdp_flow_word *)&key,
+				     (xdp_flow_word *)&mask);
+		if (xdp_flow_ft_sig(h) != sig)
+			continue;
+		f = udp4("10.9.9.9", inet_ntoa(a), 1, 2);
+		expect("a signature that points at another key's entry", &f,
+		       XDP_DROP, 100 + i, 1, tcb(&f));
+		break;
+	}
+	if (i == FT_RULES - 1)
+		fail("no key with the signature of way %d", w);
+	bpf_map_update_elem(fb_fd, &d, &bk, BPF_ANY);
+	log_test("flow table: a signature collision is settled by the whole key");
+	del_all();
+	return;
+out:
+	log_test("flow table: a full bucket spills into second buckets, all keys found");
+	del_all();
+}
+
+/* --- concurrent changes under traffic --- */
+
+struct race {
+	struct frame y, x;
+	int x_state;		/* RACE_* */
+	bool stop;
+	unsigned long runs, y_missed, x_after_delete, x_missed, errors;
+};
+
+enum { RACE_DELETED, RACE_PRESENT, RACE_CHANGING };
+
+#define RACE_ROUNDS	200
+
+static void *race_reader(void *arg)
+{
+	struct race *r = arg;
+	int before, after, v;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		v = run_frame(&r->y, 1, NULL);
+		if (v != XDP_DROP)
+			r->y_missed++;
+		before = __atomic_load_n(&r->x_state, __ATOMIC_ACQUIRE);
+		v = run_frame(&r->x, 1, NULL);
+		after = __atomic_load_n(&r->x_state, __ATOMIC_ACQUIRE);
+		if (v < 0)
+			r->errors++;
+		else if (before == RACE_DELETED && v == XDP_REDIRECT)
+			r->x_after_delete++;
+		else if (before == RACE_PRESENT && after == RACE_PRESENT &&
+			 v != XDP_REDIRECT)
+			r->x_missed++;
+		r->runs++;
+	}
+	return NULL;
+}
+
+/*
+ * A reader runs frames while the tables change under it: rule Y stays and
+ * must decide every one of its frames; rule X comes and goes and must
+ * decide each of its frames that starts after its add returned, and none
+ * that starts after its delete returned. Around them, rules come and go:
+ * in their mask, whose buckets double 5 times meanwhile, and in 8 others
+ * (masks made and freed, lists swapped, slots used again after grace
+ * periods).
+ */
+static void test_race(void)
+{
+	struct race r = {
+		.y = udp4("10.9.9.9", "10.6.0.1", 1, 2),
+		.x = udp4("10.9.9.9", "10.6.0.2", 1, 2),
+	};
+	unsigned int i, k;
+	pthread_t th;
+
+	add("id=200 prio=5 dev=%d dst_ip=10.6.0.1 action=drop", IFINDEX);
+	if (pthread_create(&th, NULL, race_reader, &r)) {
+		fail("pthread_create");
+		goto out;
+	}
+	for (i = 0; i < RACE_ROUNDS; i++) {
+		__atomic_store_n(&r.x_state, RACE_CHANGING, __ATOMIC_RELEASE);
+		add("id=201 prio=5 dev=%d dst_ip=10.6.0.2 action=redirect:%d",
+		    IFINDEX, IFINDEX);
+		__atomic_store_n(&r.x_state, RACE_PRESENT, __ATOMIC_RELEASE);
+		/* Y's mask fills up to 66 keys: its buckets double 5 times. */
+		if (i >= 64)
+			del(400 + i % 64);
+		add("id=%u prio=5 dev=%d dst_ip=10.8.%u.%u action=drop",
+		    400 + i % 64, IFINDEX, i / 256, i % 256);
+		for (k = 0; k < 8; k++)
+			add("id=%u prio=%u dev=%d dst_ip=10.7.%u.0/%u action=drop",
+			    300 + (i % 4) * 8 + k, 1 + k, IFINDEX, i % 256,
+			    24 + k);
+		if (i >= 3)
+			for (k = 0; k < 8; k++)
+				del(300 + ((i - 3) % 4) * 8 + k);
+		__atomic_store_n(&r.x_state, RACE_CHANGING, __ATOMIC_RELEASE);
+		del(201);
+		__atomic_store_n(&r.x_state, RACE_DELETED, __ATOMIC_RELEASE);
+		usleep(100);
+	}
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	if (r.y_missed || r.x_after_delete || r.x_missed || r.errors || !r.runs)
+		fail("%lu runs: a staying rule missed %lu times, a deleted rule acted %lu times, a present rule missed %lu times, %lu errors",
+		     r.runs, r.y_missed, r.x_after_delete, r.x_missed,
+		     r.errors);
+	else
+		printf("# %lu frames under %u rounds of changes\n", r.runs,
+		       RACE_ROUNDS);
+	log_test("flow table: changes under traffic, no frame sees a deleted rule or misses a present one");
+out:
+	del_all();
+}
+
 static void test_software(void)
 {
 	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 2);
@@ -1501,6 +1792,8 @@ static void test_all(void)
 	test_gate();
 	test_same_key();
 	test_emc();
+	test_ft_buckets();
+	test_race();
 	test_software();
 	test_malformed_frames();
 	test_options_frags();
