@@ -1294,6 +1294,47 @@ struct flow_verdict {
 };
 
 /*
+ * One step of the goto chain, the @hops-th: looks @key up and reads the
+ * rule. Returns 1 when the rule is a goto to follow (@key's chain is set
+ * for the next step), 0 when the rule decides (@act and @n are its last
+ * action and its number of actions), -1 when the frame goes to TC.
+ */
+static __always_inline int flow_step(struct xdp_flow_key *key,
+				     struct flow_verdict *v, __u64 limit,
+				     __u32 hops, struct xdp_flow_action **act,
+				     __u32 *n)
+{
+	struct xdp_flow_dp_rule *rule;
+	int ret;
+
+	ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key);
+	if (ret < 0)
+		return -1;
+	v->rule_id = ret;
+	rule = bpf_map_lookup_elem(&xf_rules, &v->rule_id);
+	if (!rule || (limit && rule->order >= limit - 1))
+		return -1;
+	/* Rules TC executes itself, and "pass", are counted by TC; so are
+	 * the rules that led here, as TC runs them again.
+	 */
+	*n = rule->nr_actions;
+	if (rule->flags & XDP_FLOW_RULE_F_SOFTWARE || *n == 0 ||
+	    *n > XDP_FLOW_MAX_ACTIONS)
+		return -1;
+	/* The last action decides; rewrites come before a redirect only. */
+	*act = &rule->actions[(*n - 1) & (XDP_FLOW_MAX_ACTIONS - 1)];
+	if ((*act)->id != XDP_FLOW_ACTION_GOTO) {
+		v->hops = hops;
+		return 0;
+	}
+	if (*n > 1 || hops >= XDP_FLOW_MAX_GOTOS)
+		return -1;
+	v->path[hops] = v->rule_id;
+	key->chain = (*act)->chain;
+	return 1;
+}
+
+/*
  * The core both hooks share: finds the rule TC would run for @key,
  * following goto chains. Returns XDP_DROP or XDP_REDIRECT for the hook to
  * carry out (then count, with flow_count()), or XDP_PASS: the frame goes
@@ -1302,11 +1343,10 @@ struct flow_verdict {
 static __always_inline int flow_decide(struct xdp_flow_key *key,
 				       struct flow_verdict *v)
 {
-	struct xdp_flow_dp_rule *rule;
-	struct xdp_flow_action *act;
-	__u32 n = 0, hops, zero = 0;
+	struct xdp_flow_action *act = NULL;
+	__u32 n = 0, zero = 0;
 	__u64 *gate, limit;
-	int ret;
+	int r;
 
 	/* Rule changes the helper has not done yet: what they may decide
 	 * goes to the stack (all of it, from XDP_FLOW_GATE_CLOSED on).
@@ -1321,35 +1361,23 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 	if (key->ip_proto == IPPROTO_TCP && !key->ip_frag)
 		return XDP_PASS;
 #endif
-	for (hops = 0; hops <= XDP_FLOW_MAX_GOTOS; hops++) {
-		ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key);
-		if (ret < 0)
-			return XDP_PASS;
-		v->rule_id = ret;
-		rule = bpf_map_lookup_elem(&xf_rules, &v->rule_id);
-		if (!rule || (limit && rule->order >= limit - 1))
-			return XDP_PASS;
-		/* Rules TC executes itself, and "pass", are counted by TC;
-		 * so are the rules that led here, as TC runs them again.
-		 */
-		n = rule->nr_actions;
-		if (rule->flags & XDP_FLOW_RULE_F_SOFTWARE || n == 0 ||
-		    n > XDP_FLOW_MAX_ACTIONS)
-			return XDP_PASS;
-		/* The last action decides; rewrites come before a redirect
-		 * only.
-		 */
-		act = &rule->actions[(n - 1) & (XDP_FLOW_MAX_ACTIONS - 1)];
-		if (act->id != XDP_FLOW_ACTION_GOTO)
-			break;
-		if (n > 1 || hops >= XDP_FLOW_MAX_GOTOS)
-			return XDP_PASS;
-		v->path[hops] = v->rule_id;
-		key->chain = act->chain;
-	}
-	if (hops > XDP_FLOW_MAX_GOTOS)
+	/*
+	 * The chain's steps one after the other, not in a loop: with the
+	 * lookup inline, clang may lay such a loop out so that it closes
+	 * through a fall-through edge, which 6.1's verifier refuses
+	 * ("back-edge").
+	 */
+	r = flow_step(key, v, limit, 0, &act, &n);
+	if (r > 0)
+		r = flow_step(key, v, limit, 1, &act, &n);
+	if (r > 0)
+		r = flow_step(key, v, limit, 2, &act, &n);
+	if (r > 0)
+		r = flow_step(key, v, limit, 3, &act, &n);
+	if (r > 0)
+		r = flow_step(key, v, limit, 4, &act, &n);
+	if (r != 0 || !act)
 		return XDP_PASS;
-	v->hops = hops;
 	v->n = n;
 
 	switch (act->id) {
