@@ -94,6 +94,7 @@ struct table {
 	unsigned int max_masks;		/* for rules; the shields get one more */
 	unsigned int max_flows;		/* for rules; the shields get theirs */
 	unsigned int max_rules;		/* rule ids: the maps' size */
+	bool grown;			/* a mask's buckets wait for a list */
 	unsigned int epoch;
 	/* Grace periods: bumped at every list swap. del_barrier[id] is its
 	 * value when rule @id was last unlinked.
@@ -541,6 +542,10 @@ static bool mask_grow(struct table *t, struct tmask *tm)
 		tm->old = tm->reg;
 	tm->has_old = tm->listed;
 	tm->reg = to;
+	/* Until a list names the new buckets, keys added to them are not
+	 * found: whatever happens next, the next change publishes one.
+	 */
+	t->grown = true;
 	return true;
 }
 
@@ -956,6 +961,7 @@ static int list_publish(struct table *t)
 			ftab_region_free(t->ft, &tm->old);
 		tm->has_old = false;
 	}
+	t->grown = false;
 out:
 	free(list);
 	if (err)
@@ -1018,7 +1024,8 @@ static int rule_unlink(struct table *t, struct trule *r)
 		tm->nr_entries--;
 		publish |= !tm->nr_entries && tm->listed;
 	}
-	if (publish)
+	/* Also when an add that grew a mask's buckets failed: its list. */
+	if (publish || t->grown)
 		err = list_publish(t);
 
 	for (i = 0; i < r->nr_entries; i++) {
@@ -1132,7 +1139,7 @@ static int rule_link(struct table *t, struct trule *r, unsigned int n)
 		e->mask->nr_entries++;
 		r->nr_entries++;
 	}
-	if (!err && publish)
+	if (!err && (publish || t->grown))
 		err = list_publish(t);
 	if (!err)
 		err = gen_bump(t);
