@@ -1113,6 +1113,119 @@ out:
 	del_all();
 }
 
+/* Key @i of test_ft_room(): a 4-word key of mask 7. */
+static void room_key(__u32 i, struct xdp_flow_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->ip_dst[0] = htonl(0x0a000000 + i);
+}
+
+/*
+ * Both buckets of a key full: the table moves one of the first bucket's own
+ * keys to that key's second bucket and places the new key; with nowhere to
+ * move, -ENOSPC and nothing changed. On a table of its own (ftab.c's
+ * interface), 4 buckets in one region; the keys are chosen with the
+ * table's seeded hash.
+ */
+static void test_ft_room(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
+	int bfd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_fbuckets", 4,
+				 sizeof(struct xdp_flow_ft_bucket), 64, &mm);
+	int efd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_fentries", 4,
+				 sizeof(struct xdp_flow_ft_entry), 256, &mm);
+	int hfd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_fhash", 4,
+				 sizeof(struct xdp_flow_ft_hash), 1, &mm);
+	__u32 a = 0, b = 0, mover = ~0u, k = ~0u, i, n = 0, zero = 0, sig;
+	__u32 in_a[7], in_b[7], na = 0, nb = 0;
+	struct xdp_flow_ft_hash fh;
+	struct xdp_flow_key key;
+	struct ftab_region r;
+	struct ftab *f;
+	__u64 h;
+
+	f = bfd >= 0 && efd >= 0 && hfd >= 0 ? ftab_open(bfd, efd, hfd) : NULL;
+	if (!f || ftab_region_alloc(f, 2, &r) ||
+	    bpf_map_lookup_elem(hfd, &zero, &fh)) {
+		fail("cannot make a flow table: %s", strerror(errno));
+		goto out;
+	}
+#define FIRST(i)	(room_key(i, &key),				\
+			 h = xdp_flow_ft_hash(&fh, 7, (xdp_flow_word *)&key, \
+					      (xdp_flow_word *)&key),	\
+			 sig = xdp_flow_ft_sig(h), (__u32)(h & 3))
+	/* K: its first bucket a, its second b; a and b filled with 7 keys
+	 * each whose first bucket they are; one of a's keys must have its
+	 * second bucket elsewhere than b.
+	 */
+	for (i = 1; i < 100000 && k == ~0u; i++) {
+		a = FIRST(i);
+		b = xdp_flow_ft_alt(a, sig, 3);
+		k = i;
+	}
+	for (i = 1; i < 100000 && (na < 7 || nb < 7); i++) {
+		__u32 first = FIRST(i);
+
+		if (i == k)
+			continue;
+		if (first == a && na < 7 &&
+		    (na < 6 || mover != ~0u ||
+		     xdp_flow_ft_alt(a, sig, 3) != b)) {
+			if (xdp_flow_ft_alt(a, sig, 3) != b && mover == ~0u)
+				mover = i;
+			in_a[na++] = i;
+		} else if (first == b && nb < 7) {
+			in_b[nb++] = i;
+		}
+	}
+	if (na < 7 || nb < 7 || mover == ~0u) {
+		fail("found %u and %u keys for the two buckets", na, nb);
+		goto out;
+	}
+	for (i = 0; i < 7; i++) {
+		room_key(in_a[i], &key);
+		n += !ftab_set(f, &r, 7, &key, in_a[i], 1);
+		room_key(in_b[i], &key);
+		n += !ftab_set(f, &r, 7, &key, in_b[i], 1);
+	}
+	room_key(k, &key);
+	if (n != 14 || ftab_spilled(f) ||
+	    ftab_set(f, &r, 7, &key, k, 1) || ftab_spilled(f) != 1)
+		fail("a key with both buckets full: %u placed, %u spilled", n,
+		     ftab_spilled(f));
+	for (i = 0; i < 7; i++) {
+		room_key(in_a[i], &key);
+		if (ftab_lookup(f, &r, 7, &key) != (int)in_a[i])
+			fail("key %u of the first bucket lost", in_a[i]);
+		room_key(in_b[i], &key);
+		if (ftab_lookup(f, &r, 7, &key) != (int)in_b[i])
+			fail("key %u of the second bucket lost", in_b[i]);
+	}
+	room_key(k, &key);
+	if (ftab_lookup(f, &r, 7, &key) != (int)k)
+		fail("the new key is not found");
+	log_test("flow table: both buckets full, a key moves to make room");
+	/* Fill the region (28 ways): the next key finds no room. */
+	for (i = 100000; n < 27 && i < 200000; i++) {
+		room_key(i, &key);
+		n += !ftab_set(f, &r, 7, &key, i, 1);
+	}
+	room_key(i, &key);
+	if (n != 27 || ftab_set(f, &r, 7, &key, i, 1) != -ENOSPC ||
+	    ftab_lookup(f, &r, 7, &key) != -1)
+		fail("a full region: %u keys, then not -ENOSPC", n + 1);
+	room_key(k, &key);
+	if (ftab_lookup(f, &r, 7, &key) != (int)k)
+		fail("a refused key lost another");
+	log_test("flow table: a full region refuses a key, -ENOSPC, nothing lost");
+#undef FIRST
+out:
+	ftab_free(f);
+	close(bfd);
+	close(efd);
+	close(hfd);
+}
+
 /* --- concurrent changes under traffic --- */
 
 struct race {
@@ -1793,6 +1906,7 @@ static void test_all(void)
 	test_same_key();
 	test_emc();
 	test_ft_buckets();
+	test_ft_room();
 	test_race();
 	test_software();
 	test_malformed_frames();
