@@ -14,6 +14,9 @@
 #                  check)
 #   test_oracle.py the expected frames of targeted.py's rewrite cases:
 #                  scapy's against difftest's builder's (no root needed)
+#   bench_dp       bench/host's datapath benchmark, briefly: it builds, its
+#                  references load, and its frames change (its warm-up
+#                  checks that the flows hit as many rules as they should)
 # Builds umh/ first. Exits non-zero if any test failed.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -59,4 +62,17 @@ fi
 run test_cleanup.sh bash "$HERE/test_cleanup.sh"
 run "xdp-flow CLI" make -s -C "$ROOT/tools/xdp-flow" check
 run test_oracle.py /usr/bin/python3 "$HERE/test_oracle.py"
+
+bench_smoke()
+{
+	local out
+
+	make -s -C "$ROOT/bench/host" bench_dp || return 1
+	out=$("$ROOT/bench/host/bench_dp" --quick --masks 1 2>&1 >/dev/null) || {
+		echo "$out" | tail -5 | sed 's/^/# /'
+		return 1
+	}
+	echo "ok - bench_dp --quick --masks 1: references loaded, frames drawn from many flows"
+}
+run bench_dp bench_smoke
 exit $rc
