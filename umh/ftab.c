@@ -26,7 +26,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
-#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "umh.h"
@@ -156,6 +155,14 @@ static int slot_alloc(struct ftab *f, __u32 seq)
 	return f->fresh++;
 }
 
+/* Gives back slot @s of a key that was never published: at once. */
+static void slot_unalloc(struct ftab *f, __u32 s)
+{
+	f->state[s] = SLOT_FREE;
+	if (s < f->fresh)
+		f->fresh = s;
+}
+
 static void slot_free(struct ftab *f, __u32 s, __u32 seq)
 {
 	__u32 tail = (f->ring_head + f->ring_len) % f->ne;
@@ -202,7 +209,10 @@ static int make_room(struct ftab *f, const struct ftab_region *r, __u32 b)
 	return -1;
 }
 
-/* Places slot @s of a key new to @r, or returns -ENOSPC. */
+/*
+ * Places slot @s of a key new to @r: in its first bucket @b1, else in its
+ * second, else in its first after make_room(); or returns -ENOSPC.
+ */
 static int place(struct ftab *f, const struct ftab_region *r, __u32 b1,
 		 __u32 sig, __u32 s)
 {
@@ -217,6 +227,8 @@ static int place(struct ftab *f, const struct ftab_region *r, __u32 b1,
 		return 0;
 	}
 	w = free_way(&f->b[b2]);
+	if (w < 0)
+		return -ENOSPC;
 	/* Counted before it can be found there. */
 	store_release(&f->b[b1].spill, f->b[b1].spill + 1);
 	way_set(f, b2, w, sig, s);
@@ -242,17 +254,13 @@ int ftab_set(struct ftab *f, const struct ftab_region *r, __u32 mask_id,
 {
 	__u32 sig, b1 = key_bucket(f, r, mask_id, key, &sig), bi;
 	struct xdp_flow_ft_entry *e;
-	int w, s;
+	int w, s, err;
 
 	w = find(f, r, mask_id, key, &bi);
 	if (w >= 0) {
 		store_release(&f->e[f->b[bi].slot[w]].rule, rule);
 		return 0;
 	}
-	if (free_way(&f->b[b1]) < 0 &&
-	    free_way(&f->b[alt_bucket(r, b1, sig)]) < 0 &&
-	    make_room(f, r, b1) < 0)
-		return -ENOSPC;
 	s = slot_alloc(f, seq);
 	if (s < 0)
 		return f->ring_len ? -EAGAIN : -ENOSPC;
@@ -261,7 +269,26 @@ int ftab_set(struct ftab *f, const struct ftab_region *r, __u32 mask_id,
 	e->mask_id = mask_id;
 	e->key = *key;
 	e->rule = rule;
-	return place(f, r, b1, sig, s);
+	err = place(f, r, b1, sig, s);
+	if (err)
+		slot_unalloc(f, s);
+	return err;
+}
+
+/*
+ * Takes way @w of bucket @b out: the key's signature first, then, if
+ * @b is the key's second bucket, the count in its first one, @b1; the slot
+ * waits for a barrier after @seq.
+ */
+static void way_del(struct ftab *f, __u32 b, int w, __u32 b1, __u32 seq)
+{
+	store_release(&f->b[b].sig[w], 0);
+	if (b != b1) {
+		/* Gone from the second bucket before the count drops. */
+		store_release(&f->b[b1].spill, f->b[b1].spill - 1);
+		f->spilled--;
+	}
+	slot_free(f, f->b[b].slot[w], seq);
 }
 
 /**
@@ -278,20 +305,13 @@ int ftab_set(struct ftab *f, const struct ftab_region *r, __u32 mask_id,
 int ftab_del(struct ftab *f, const struct ftab_region *r, __u32 mask_id,
 	     const struct xdp_flow_key *key, __u32 seq)
 {
-	__u32 sig, b1 = key_bucket(f, r, mask_id, key, &sig), bi, s;
+	__u32 sig, b1 = key_bucket(f, r, mask_id, key, &sig), bi;
 	int w;
 
 	w = find(f, r, mask_id, key, &bi);
 	if (w < 0)
 		return -ENOENT;
-	s = f->b[bi].slot[w];
-	store_release(&f->b[bi].sig[w], 0);
-	if (bi != b1) {
-		/* Gone from the second bucket before the count drops. */
-		store_release(&f->b[b1].spill, f->b[b1].spill - 1);
-		f->spilled--;
-	}
-	slot_free(f, s, seq);
+	way_del(f, bi, w, b1, seq);
 	return 0;
 }
 
@@ -375,13 +395,7 @@ void ftab_prune(struct ftab *f, const struct ftab_region *r,
 				continue;
 			}
 			b1 = key_bucket(f, r, e->mask_id, &e->key, &sig);
-			store_release(&f->b[b].sig[w], 0);
-			if (b1 != b) {
-				store_release(&f->b[b1].spill,
-					      f->b[b1].spill - 1);
-				f->spilled--;
-			}
-			slot_free(f, f->b[b].slot[w], seq);
+			way_del(f, b, w, b1, seq);
 		}
 	}
 }
