@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "umh.h"
+#include "xdp_flow_dp.h"
 /* The test build of the datapath (make broken) has a skeleton of its own. */
 #ifndef XDP_FLOW_SKEL_H
 #define XDP_FLOW_SKEL_H "xdp_flow.skel.h"
@@ -182,7 +183,7 @@ static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
 	 * new ones): max_flows is a load-time parameter of the module.
 	 */
 	err = bpf_map__set_max_entries(skel->maps.xf_fentries,
-				       flow_entries + flow_entries / 8);
+				       XDP_FLOW_FT_ENTRIES(flow_entries));
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xf_fbuckets,
 					       ft_buckets(flow_entries));

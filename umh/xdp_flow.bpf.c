@@ -92,7 +92,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XF_FLOW_ENTRIES);
+	__uint(max_entries, XF_FLOW_ENTRIES);	/* a power of 2 already */
 	__type(key, __u32);
 	__type(value, struct xdp_flow_ft_bucket);
 	__uint(map_flags, BPF_F_MMAPABLE);	/* written in place */
@@ -101,7 +101,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XF_FLOW_ENTRIES + XF_FLOW_ENTRIES / 8);
+	__uint(max_entries, XDP_FLOW_FT_ENTRIES(XF_FLOW_ENTRIES));
 	__type(key, __u32);
 	__type(value, struct xdp_flow_ft_entry);
 	__uint(map_flags, BPF_F_MMAPABLE);	/* written in place */

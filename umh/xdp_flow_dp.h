@@ -90,6 +90,12 @@ typedef __u64 __attribute__((__may_alias__)) xdp_flow_word;
  */
 #define XDP_FLOW_FT_WAYS	7
 
+/* Entries for @flows keys: an eighth more, so that deleted slots can wait
+ * for a grace period before they are used again (dp_open() sizes
+ * xf_fentries so).
+ */
+#define XDP_FLOW_FT_ENTRIES(flows)	((flows) + (flows) / 8)
+
 struct xdp_flow_ft_bucket {
 	__u32	sig[XDP_FLOW_FT_WAYS];	/* 0: a free way */
 	__u32	spill;		/* keys of this first bucket in their second */
