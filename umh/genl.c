@@ -405,8 +405,8 @@ static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	return NL_SKIP;
 }
 
-/* HELLO names the program whose maps hold the module's gate. */
-static int send_hello(struct genl *g, int prog_fd)
+/* HELLO names the programs whose maps hold the module's gate and peers. */
+static int send_hello(struct genl *g, int prog_fd, int tc_prog_fd)
 {
 	struct nl_msg *msg = nlmsg_alloc();
 	int err = -NLE_NOMEM;
@@ -416,7 +416,9 @@ static int send_hello(struct genl *g, int prog_fd)
 	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, g->family, 0,
 			 NLM_F_ACK, XDP_FLOW_CMD_HELLO, XDP_FLOW_GENL_VERSION) ||
 	    nla_put_u32(msg, XDP_FLOW_ATTR_VERSION, XDP_FLOW_ABI_VERSION) ||
-	    (prog_fd >= 0 && nla_put_u32(msg, XDP_FLOW_ATTR_PROG_FD, prog_fd)))
+	    (prog_fd >= 0 && nla_put_u32(msg, XDP_FLOW_ATTR_PROG_FD, prog_fd)) ||
+	    (tc_prog_fd >= 0 &&
+	     nla_put_u32(msg, XDP_FLOW_ATTR_TC_PROG_FD, tc_prog_fd)))
 		goto out;
 	pthread_mutex_lock(&g->send_lock);
 	err = nl_send_auto(g->sk, msg);
@@ -533,7 +535,8 @@ int genl_run(struct umh *u)
 
 	/* Whatever the module replays from now on is the new state. */
 	umh_begin_replay(u);
-	err = send_hello(&g, u->skel ? dp_prog_fd(u->skel) : -1);
+	err = send_hello(&g, u->skel ? dp_prog_fd(u->skel) : -1,
+			 u->skel ? dp_tc_prog_fd(u->skel) : -1);
 	if (err) {
 		pr_err("cannot send HELLO: %s", nl_geterror(err));
 		goto out;

@@ -162,6 +162,19 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_gate SEC(".maps");
 
+/* The veths a TC hook redirect may pass by: written by the module only
+ * (net/xdp_flow/peer.c), read by tc_redirect().
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XDP_FLOW_MAX_PEERS);
+	__type(key, __u32);
+	__type(value, union xdp_flow_peer);
+	/* A deleted entry is freed after the readers, not reused at once. */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_peers SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XDP_FLOW_EMC_SETS);
@@ -1518,6 +1531,37 @@ static __always_inline int tc_edit(struct __sk_buff *skb, __u32 rule_id)
 	return 0;
 }
 
+/*
+ * Redirects @skb to @ifindex as TC's mirred egress redirect would: through
+ * @ifindex's transmit path, or, where the module vouches for the veth and
+ * its peer (xf_peers) and the frame is one the peer would take as its own,
+ * straight into the peer (net/xdp_flow/peer.c has the conditions).
+ */
+static __always_inline long tc_redirect(struct __sk_buff *skb, __u32 ifindex)
+{
+	const union xdp_flow_peer mac_only = {
+		.mac = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	};
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	union xdp_flow_peer *p, peer, dst;
+
+	p = bpf_map_lookup_elem(&xf_peers, &ifindex);
+	if (!p || data + sizeof(dst) > data_end)
+		return bpf_redirect(ifindex, 0);
+	peer.word = *(volatile __u64 *)&p->word;
+	__builtin_memcpy(&dst, data, sizeof(dst));
+	if ((dst.word ^ peer.word) & mac_only.word)
+		return bpf_redirect(ifindex, 0);
+	/* veth's forwarding check: P's MTU, its header and a tag */
+	if (skb->len > (__u32)peer.mtu + ETH_HLEN + sizeof(struct vlan_tag) &&
+	    !skb->gso_size)
+		return bpf_redirect(ifindex, 0);
+	/* Crossing namespaces clears it (skb_scrub_packet()). */
+	skb->mark = 0;
+	return bpf_redirect_peer(ifindex, 0);
+}
+
 SEC("tc")
 int xdp_flow_tc(struct __sk_buff *skb)
 {
@@ -1549,7 +1593,7 @@ int xdp_flow_tc(struct __sk_buff *skb)
 			return TC_ACT_SHOT;
 	}
 	flow_count(&v, tc_len);
-	return ret == XDP_DROP ? TC_ACT_SHOT : bpf_redirect(v.ifindex, 0);
+	return ret == XDP_DROP ? TC_ACT_SHOT : tc_redirect(skb, v.ifindex);
 }
 
 char LICENSE[] SEC("license") = "GPL";

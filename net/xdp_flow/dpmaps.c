@@ -18,6 +18,9 @@
  * counters under their locks, for every rule of a dump; the module reads
  * them from the map, so no stats request waits for the helper, and the
  * counters keep moving while no helper runs.
+ *
+ * The peers (XDP_FLOW_PEERS_NAME), the TC program's: which veths a redirect
+ * may pass by, written as peer.c decides.
  */
 #include <linux/bpf.h>
 #include <linux/err.h>
@@ -36,6 +39,7 @@
 static DEFINE_MUTEX(xdp_flow_dp_lock);
 static struct bpf_map *xdp_flow_gate_map;
 static struct bpf_map *xdp_flow_counters_map;
+static struct bpf_map *xdp_flow_peers_map;
 
 /* Guards the gate's word and state; taken in any context but hard IRQ. */
 static DEFINE_SPINLOCK(xdp_flow_gate_lock);
@@ -81,6 +85,15 @@ static bool xdp_flow_counters_are_ours(const struct bpf_map *map)
 	       !(chunk->map_flags & BPF_F_INNER_MAP);
 }
 
+static bool xdp_flow_peers_are_ours(const struct bpf_map *map)
+{
+	return map->map_type == BPF_MAP_TYPE_HASH &&
+	       map->key_size == sizeof(u32) &&
+	       map->value_size == sizeof(union xdp_flow_peer) &&
+	       (map->map_flags & BPF_F_NO_PREALLOC) &&
+	       !strncmp(map->name, XDP_FLOW_PEERS_NAME, sizeof(map->name));
+}
+
 /* A reference to the map of @prog that @ours accepts, or NULL. */
 static struct bpf_map *xdp_flow_prog_map(struct bpf_prog *prog,
 					 bool (*ours)(const struct bpf_map *))
@@ -100,18 +113,45 @@ static struct bpf_map *xdp_flow_prog_map(struct bpf_prog *prog,
 	return map;
 }
 
+/* Takes the peers from the TC program @tc_prog_fd, then has peer.c fill them. */
+static void xdp_flow_dp_peers_take(int tc_prog_fd)
+{
+	struct bpf_map *peers = NULL, *old;
+	struct bpf_prog *prog;
+
+	if (tc_prog_fd >= 0) {
+		prog = bpf_prog_get_type_dev(tc_prog_fd, BPF_PROG_TYPE_SCHED_CLS,
+					     false);
+		if (IS_ERR(prog))
+			return;
+		peers = xdp_flow_prog_map(prog, xdp_flow_peers_are_ours);
+		bpf_prog_put(prog);
+	}
+	if (!peers)
+		return;
+	mutex_lock(&xdp_flow_dp_lock);
+	old = xdp_flow_peers_map;
+	xdp_flow_peers_map = peers;
+	mutex_unlock(&xdp_flow_dp_lock);
+	if (old)
+		bpf_map_put(old);
+	xdp_flow_peers_resync();
+}
+
 /**
- * xdp_flow_dp_maps_take() - take the gate and the counters from the helper's
- *	program
+ * xdp_flow_dp_maps_take() - take the gate, the counters and the peers from
+ *	the helper's programs
  * @prog_fd: the helper's XDP program, a descriptor of the calling process
+ * @tc_prog_fd: its TC program, or -1
  *
  * Called in the registered helper's context. The gate keeps the state the
- * module gave it last. Maps the program does not have are not replaced.
+ * module gave it last; the peers are written anew. Maps the programs do not
+ * have are not replaced.
  *
  * Return: 0, or a negative errno when @prog_fd is no program of ours or
- * lacks one of the maps.
+ * lacks the gate or the counters.
  */
-int xdp_flow_dp_maps_take(u32 prog_fd)
+int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd)
 {
 	struct bpf_map *gate, *counters, *old_gate = NULL, *old_counters = NULL;
 	struct bpf_prog *prog;
@@ -154,7 +194,78 @@ int xdp_flow_dp_maps_take(u32 prog_fd)
 		bpf_map_put(old_gate);
 	if (old_counters)
 		bpf_map_put(old_counters);
+	xdp_flow_dp_peers_take(tc_prog_fd);
 	return gate && counters ? 0 : -ENOENT;
+}
+
+/**
+ * xdp_flow_dp_peer_write() - say whether redirects to a veth may pass it by
+ * @ifindex: the veth, in init_net
+ * @peer: what its peer takes directly; NULL: nothing, the veth transmits
+ *
+ * Caller holds peer.c's lock, which orders the writes. An entry that stays
+ * is rewritten in place, with one store: the TC hook reads either word.
+ *
+ * Return: 0, -ENOENT when the module holds no peers map, or the map's error
+ * (then no entry is left for @ifindex: full or not, the frame is safe).
+ */
+int xdp_flow_dp_peer_write(u32 ifindex, const union xdp_flow_peer *peer)
+{
+	union xdp_flow_peer *cur;
+	struct bpf_map *map;
+	int err = 0;
+
+	mutex_lock(&xdp_flow_dp_lock);
+	map = xdp_flow_peers_map;
+	if (!map) {
+		mutex_unlock(&xdp_flow_dp_lock);
+		return -ENOENT;
+	}
+	rcu_read_lock();
+	cur = map->ops->map_lookup_elem(map, &ifindex);
+	if (cur && peer)
+		WRITE_ONCE(cur->word, peer->word);
+	else if (peer)
+		err = map->ops->map_update_elem(map, &ifindex, (void *)peer,
+						BPF_NOEXIST);
+	else if (cur)
+		err = map->ops->map_delete_elem(map, &ifindex);
+	rcu_read_unlock();
+	if (err && peer) {
+		rcu_read_lock();
+		map->ops->map_delete_elem(map, &ifindex);
+		rcu_read_unlock();
+	}
+	mutex_unlock(&xdp_flow_dp_lock);
+	return err;
+}
+
+/**
+ * xdp_flow_dp_peers_clear() - remove every peers entry
+ *
+ * Caller holds peer.c's lock. Entries a previous module or helper left
+ * in a pinned map go too.
+ */
+void xdp_flow_dp_peers_clear(void)
+{
+	struct bpf_map *map;
+	u32 key;
+
+	mutex_lock(&xdp_flow_dp_lock);
+	map = xdp_flow_peers_map;
+	while (map) {
+		int err;
+
+		rcu_read_lock();
+		err = map->ops->map_get_next_key(map, NULL, &key);
+		if (!err)
+			err = map->ops->map_delete_elem(map, &key);
+		rcu_read_unlock();
+		if (err)
+			break;
+		cond_resched();
+	}
+	mutex_unlock(&xdp_flow_dp_lock);
 }
 
 /**
@@ -300,7 +411,10 @@ void xdp_flow_dp_maps_release(void)
 		bpf_map_put(xdp_flow_gate_map);
 	if (xdp_flow_counters_map)
 		bpf_map_put(xdp_flow_counters_map);
+	if (xdp_flow_peers_map)
+		bpf_map_put(xdp_flow_peers_map);
 	xdp_flow_gate_map = NULL;
 	xdp_flow_counters_map = NULL;
+	xdp_flow_peers_map = NULL;
 	mutex_unlock(&xdp_flow_dp_lock);
 }

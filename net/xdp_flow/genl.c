@@ -28,6 +28,7 @@ static const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1] = {
 	[XDP_FLOW_ATTR_HELPER_RESTARTS]	= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_WAITING]		= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_PROG_FD]		= { .type = NLA_U32 },
+	[XDP_FLOW_ATTR_TC_PROG_FD]	= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_TO_STACK]	= { .type = NLA_FLAG },
 	[XDP_FLOW_ATTR_SHIELD_PRIO]	= { .type = NLA_U32 },
 	[XDP_FLOW_ATTR_PROGRESS]	= { .type = NLA_FLAG },
@@ -45,10 +46,13 @@ static int xdp_flow_cmd_hello(struct sk_buff *skb, struct genl_info *info)
 	if (GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_VERSION))
 		return -EINVAL;
 	struct nlattr *fd = info->attrs[XDP_FLOW_ATTR_PROG_FD];
+	struct nlattr *tc_fd = info->attrs[XDP_FLOW_ATTR_TC_PROG_FD];
 
 	return xdp_flow_helper_hello(info->snd_portid,
 				     nla_get_u32(info->attrs[XDP_FLOW_ATTR_VERSION]),
-				     fd ? nla_get_u32(fd) : -1, info->extack);
+				     fd ? nla_get_u32(fd) : -1,
+				     tc_fd ? nla_get_u32(tc_fd) : -1,
+				     info->extack);
 }
 
 /**

@@ -557,8 +557,8 @@ static void xdp_flow_helper_broken(const char *why)
  * @portid: its generic netlink port
  * @version: the ABI version it was built with
  * @prog_fd: its XDP program, which holds the gate and the counters
- *	(xdp_flow_dp_maps_take()),
- *	or -1
+ *	(xdp_flow_dp_maps_take()), or -1
+ * @tc_prog_fd: its TC program, which holds the peers, or -1
  * @extack: for errors
  *
  * Called in the sender's context. Only the process the module started, and
@@ -567,7 +567,7 @@ static void xdp_flow_helper_broken(const char *why)
  * Return: 0, or a negative errno when the sender is refused.
  */
 int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
-			  struct netlink_ext_ack *extack)
+			  int tc_prog_fd, struct netlink_ext_ack *extack)
 {
 	struct xdp_flow_helper *h = &xdp_flow_helper;
 	bool registered = false;
@@ -606,7 +606,7 @@ int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
 		pr_info("xdp_flow: helper pid %d registered\n",
 			task_tgid_nr(current));
 	/* Only the helper the module started gets this far. */
-	if (registered && (prog_fd < 0 || xdp_flow_dp_maps_take(prog_fd)))
+	if (registered && (prog_fd < 0 || xdp_flow_dp_maps_take(prog_fd, tc_prog_fd)))
 		pr_err("xdp_flow: helper pid %d named no program with a gate and counters: rule changes while no helper runs cannot stop XDP\n",
 		       task_tgid_nr(current));
 	return err;

@@ -21,12 +21,17 @@ static int __init xdp_flow_init(void)
 	err = xdp_flow_genl_init();
 	if (err)
 		goto err_helper;
-	err = xdp_flow_offload_init();
+	err = xdp_flow_peer_init();
 	if (err)
 		goto err_genl;
+	err = xdp_flow_offload_init();
+	if (err)
+		goto err_peer;
 	xdp_flow_helper_start();
 	return 0;
 
+err_peer:
+	xdp_flow_peer_exit();
 err_genl:
 	xdp_flow_genl_exit();
 err_helper:
@@ -46,6 +51,7 @@ static void __exit xdp_flow_exit(void)
 	xdp_flow_genl_exit();
 	xdp_flow_helper_exit();
 	xdp_flow_offload_exit();
+	xdp_flow_peer_exit();
 	xdp_flow_dp_maps_release();
 }
 

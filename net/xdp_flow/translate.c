@@ -499,7 +499,13 @@ static void xdp_flow_clear_vlan(struct xdp_flow_key *k, struct xdp_flow_key *m)
 	m->cvlan_tci = 0;
 }
 
-static bool xdp_flow_is_veth(const struct net_device *dev)
+/**
+ * xdp_flow_is_veth() - is a device a veth
+ * @dev: the device
+ *
+ * Return: true for a veth.
+ */
+bool xdp_flow_is_veth(const struct net_device *dev)
 {
 	return dev->rtnl_link_ops && !strcmp(dev->rtnl_link_ops->kind, "veth");
 }

@@ -252,6 +252,7 @@ struct xdp_flow_target {
 #define XDP_FLOW_PEER_TX_OFF (XDP_FLOW_VLAN_TX | NETIF_F_CSUM_MASK | \
 			      NETIF_F_SCTP_CRC)
 
+bool xdp_flow_is_veth(const struct net_device *dev);
 struct net_device *xdp_flow_veth_peer(struct net_device *dev);
 bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode);
 int xdp_flow_translate(struct flow_cls_offload *f,
@@ -273,7 +274,7 @@ void xdp_flow_helper_start(void);
 void xdp_flow_helper_stop(void);
 void xdp_flow_helper_exit(void);
 int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
-			  struct netlink_ext_ack *extack);
+			  int tc_prog_fd, struct netlink_ext_ack *extack);
 u32 xdp_flow_helper_state(void);
 void xdp_flow_helper_status(u32 *state, pid_t *pid, u32 *restarts);
 int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
@@ -287,7 +288,7 @@ int xdp_flow_helper_post_rule(u8 cmd, u32 rule_id,
 unsigned int xdp_flow_max_rules(void);
 
 /* dpmaps.c */
-int xdp_flow_dp_maps_take(u32 prog_fd);
+int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd);
 u64 xdp_flow_jiffies_to_ns(u64 j);
 int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st);
 void xdp_flow_gate_set(bool closed);
@@ -296,5 +297,12 @@ void xdp_flow_gate_set(bool closed);
 void xdp_flow_gate_limit_set(u64 order);
 bool xdp_flow_gate_is_closed(void);
 void xdp_flow_dp_maps_release(void);
+int xdp_flow_dp_peer_write(u32 ifindex, const union xdp_flow_peer *peer);
+void xdp_flow_dp_peers_clear(void);
+
+/* peer.c */
+int xdp_flow_peer_init(void);
+void xdp_flow_peer_exit(void);
+void xdp_flow_peers_resync(void);
 
 #endif /* _XDP_FLOW_H */

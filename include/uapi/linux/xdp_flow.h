@@ -85,7 +85,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	14
+#define XDP_FLOW_ABI_VERSION	15
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 /*
@@ -153,6 +153,34 @@
  */
 #define XDP_FLOW_COUNTERS_NAME	"xf_counters"
 #define XDP_FLOW_COUNTER_CHUNK	1024
+
+/*
+ * Redirects that may enter a veth's peer directly: the TC hook's map
+ * XDP_FLOW_PEERS_NAME (a hash of struct xdp_flow_peer by the veth's
+ * ifindex) that only the module writes; it finds it among the maps of the
+ * program the helper names in HELLO (TC_PROG_FD). An entry says that a
+ * redirect to that veth may use bpf_redirect_peer(), for the frames the
+ * entry admits (net/xdp_flow/peer.c says which); no entry: the veth
+ * transmits the frame, as TC's mirred does.
+ */
+#define XDP_FLOW_PEERS_NAME	"xf_peers"
+#define XDP_FLOW_MAX_PEERS	16384
+
+/**
+ * union xdp_flow_peer - a veth whose peer may take redirected frames directly
+ * @mac: the peer's address: only frames to it (the peer would classify any
+ *	other frame otherwise than bpf_redirect_peer() does)
+ * @mtu: the peer's MTU: longer frames are left to the veth, which drops
+ *	them
+ * @word: the entry as one word, which the module writes at once; never 0
+ */
+union xdp_flow_peer {
+	struct {
+		__u8	mac[6];
+		__u16	mtu;
+	};
+	__u64	word;
+};
 
 /**
  * struct xdp_flow_counter - what the XDP program counted for a rule on one CPU
@@ -524,6 +552,9 @@ enum xdp_flow_attr {
 					 * answer, so the helper may hold it
 					 * back a moment to answer several in
 					 * one write
+					 */
+	XDP_FLOW_ATTR_TC_PROG_FD,	/* u32, HELLO: the helper's TC
+					 * program, whose maps hold the peers
 					 */
 	__XDP_FLOW_ATTR_MAX,
 };

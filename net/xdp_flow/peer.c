@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp_flow: redirects that enter a veth's peer directly.
+ *
+ * TC's "mirred egress redirect dev X", X a veth, makes X transmit the frame:
+ * X's qdisc and egress hooks run, then veth forwards it to X's peer P, which
+ * receives it through its backlog (or its NAPI, with XDP or GRO). From TC
+ * ingress, bpf_redirect_peer() hands the frame to P's receive path at once,
+ * the path container networking takes (Cilium, netkit). The frame's fate and
+ * bytes are then exactly those of the mirred path when:
+ *  1. X is up with carrier, P is up and in another namespace than X (the
+ *     kernel drops the frame otherwise);
+ *  2. X transmits without a queue (noqueue, a veth's default), with no
+ *     egress hook (TC's clsact or tcx, netfilter egress), and with the
+ *     checksum, scatter-gather, segmentation and VLAN offloads a veth has,
+ *     so that its transmit path would not change the frame;
+ *  3. P runs no XDP program (veth runs a driver program on what X sends,
+ *     never on what bpf_redirect_peer() delivers);
+ *  4. the frame passes veth's forwarding check: it fits P's MTU, or is GSO;
+ *  5. P's own classification would make it PACKET_HOST, as
+ *     bpf_redirect_peer() does: its destination is P's address;
+ *  6. what crossing namespaces clears is cleared: the mark.
+ * 1-3 are the devices' state: the module keeps it in the TC program's map
+ * XDP_FLOW_PEERS_NAME, an entry for each veth X of init_net for which they
+ * hold, with P's address and MTU. 4-6 depend on the frame: the TC hook
+ * checks and does them per frame. The XDP hook does not use the map: it
+ * redirects xdp_frames, which veth hands to P's NAPI anyway.
+ *
+ * The state is checked again when it may have changed: at every netdev
+ * event of X or of P (events that come before a change, and unregistering,
+ * take the entry away first); at every TC change in init_net (rtnetlink's
+ * RTNLGRP_TC announces qdiscs, classes, filters and chains, with their
+ * device); and, for what announces nothing to a module (tcx programs,
+ * netfilter egress hooks, XDP programs attached through links), every
+ * XDP_FLOW_PEER_RECHECK_MS while there are entries. A change announced
+ * after it is made (a qdisc added to X) may still meet frames that take the
+ * direct path in the meantime: frames already on their way when a
+ * configuration changes.
+ *
+ * Module parameter redirect_peer (default on) turns it off: every redirect
+ * then transmits on X.
+ */
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/net.h>
+#include <linux/netdevice.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/sch_generic.h>
+#include <net/sock.h>
+
+#include "xdp_flow.h"
+
+#define XDP_FLOW_PEER_RECHECK_MS	1000
+#define XDP_FLOW_PEER_BUF		8192
+
+/* What X must have on so that its transmit path leaves the frame alone. */
+#define XDP_FLOW_PEER_FEATURES	(NETIF_F_HW_CSUM | NETIF_F_SG | \
+				 NETIF_F_GSO_SOFTWARE | \
+				 NETIF_F_HW_VLAN_CTAG_TX | \
+				 NETIF_F_HW_VLAN_STAG_TX)
+
+static bool redirect_peer = true;
+
+/* Orders the checks and the map writes; taken under rtnl, never around it. */
+static DEFINE_MUTEX(xdp_flow_peer_lock);
+/* The entries written, by ifindex: union xdp_flow_peer words. */
+static DEFINE_XARRAY(xdp_flow_peer_words);
+static bool xdp_flow_peer_exiting;
+
+static struct socket *xdp_flow_peer_sock;	/* RTNLGRP_TC, init_net */
+static void *xdp_flow_peer_buf;
+
+static void xdp_flow_peer_resync_fn(struct work_struct *work);
+static DECLARE_WORK(xdp_flow_peer_resync_work, xdp_flow_peer_resync_fn);
+static void xdp_flow_peer_tc_fn(struct work_struct *work);
+static DECLARE_WORK(xdp_flow_peer_tc_work, xdp_flow_peer_tc_fn);
+static void xdp_flow_peer_recheck_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(xdp_flow_peer_recheck_work,
+			    xdp_flow_peer_recheck_fn);
+
+static bool xdp_flow_egress_hooked(const struct net_device *dev)
+{
+#ifdef XDP_FLOW_HAVE_TCX
+	if (rcu_access_pointer(dev->tcx_egress))
+		return true;
+#elif IS_ENABLED(CONFIG_NET_CLS_ACT)
+	if (rcu_access_pointer(dev->miniq_egress))
+		return true;
+#endif
+#if IS_ENABLED(CONFIG_NETFILTER_EGRESS)
+	if (rcu_access_pointer(dev->nf_hooks_egress))
+		return true;
+#endif
+	return false;
+}
+
+/* Caller holds rcu_read_lock(). Does @dev transmit without a queue? */
+static bool xdp_flow_noqueue(struct net_device *dev)
+{
+	unsigned int i;
+
+	/* A queue's qdisc is never NULL: noop_qdisc while there is none. */
+	for (i = 0; i < dev->num_tx_queues; i++)
+		if (rcu_dereference(netdev_get_tx_queue(dev, i)->qdisc)->enqueue)
+			return false;
+	return true;
+}
+
+/*
+ * Caller holds rcu_read_lock(). Fills @p and returns true when points 1-3
+ * of the file's comment hold for veth @dev.
+ */
+static bool xdp_flow_peer_state(struct net_device *dev, union xdp_flow_peer *p)
+{
+	struct net_device *peer;
+
+	if (!xdp_flow_is_veth(dev) || !dev->netdev_ops->ndo_get_peer_dev ||
+	    !(dev->flags & IFF_UP) || !netif_carrier_ok(dev) ||
+	    (dev->features & XDP_FLOW_PEER_FEATURES) != XDP_FLOW_PEER_FEATURES ||
+	    xdp_flow_egress_hooked(dev) || !xdp_flow_noqueue(dev))
+		return false;
+	peer = dev->netdev_ops->ndo_get_peer_dev(dev);
+	if (!peer || !(peer->flags & IFF_UP) ||
+	    net_eq(dev_net(peer), dev_net(dev)) || dev_xdp_prog_count(peer) ||
+	    !is_valid_ether_addr(peer->dev_addr) || peer->mtu > U16_MAX)
+		return false;
+	memset(p, 0, sizeof(*p));
+	ether_addr_copy(p->mac, peer->dev_addr);
+	p->mtu = peer->mtu;
+	return true;
+}
+
+/* Caller holds xdp_flow_peer_lock. Writes @ifindex's entry if it changed. */
+static void xdp_flow_peer_put(u32 ifindex, const union xdp_flow_peer *p)
+{
+	void *old = xa_load(&xdp_flow_peer_words, ifindex);
+	union xdp_flow_peer cur = {};
+
+	if (old)
+		cur.word = *(u64 *)old;
+	if (p ? old && cur.word == p->word : !old)
+		return;
+	if (xdp_flow_dp_peer_write(ifindex, p) || !p) {
+		kfree(xa_erase(&xdp_flow_peer_words, ifindex));
+		return;
+	}
+	if (!old) {
+		old = kmalloc(sizeof(u64), GFP_KERNEL);
+		if (!old || xa_err(xa_store(&xdp_flow_peer_words, ifindex, old,
+					    GFP_KERNEL))) {
+			/* Unknown to the module, so never kept up to date. */
+			kfree(old);
+			xdp_flow_dp_peer_write(ifindex, NULL);
+			return;
+		}
+	}
+	*(u64 *)old = p->word;
+}
+
+/* Caller holds xdp_flow_peer_lock. Checks veth @ifindex of init_net. */
+static void xdp_flow_peer_check(u32 ifindex)
+{
+	struct net_device *dev;
+	union xdp_flow_peer p;
+	bool ok = false;
+
+	if (redirect_peer && !xdp_flow_peer_exiting) {
+		rcu_read_lock();
+		dev = dev_get_by_index_rcu(&init_net, ifindex);
+		ok = dev && xdp_flow_peer_state(dev, &p);
+		rcu_read_unlock();
+	}
+	xdp_flow_peer_put(ifindex, ok ? &p : NULL);
+	if (ok)
+		queue_delayed_work(system_wq, &xdp_flow_peer_recheck_work,
+				   msecs_to_jiffies(XDP_FLOW_PEER_RECHECK_MS));
+}
+
+/* Caller holds xdp_flow_peer_lock. Checks every entry again. */
+static void xdp_flow_peer_check_entries(void)
+{
+	unsigned long ifindex;
+	void *w;
+
+	xa_for_each(&xdp_flow_peer_words, ifindex, w)
+		xdp_flow_peer_check(ifindex);
+}
+
+/* Every entry anew: at HELLO and when redirect_peer changes. */
+static void xdp_flow_peer_resync_fn(struct work_struct *work)
+{
+	struct net_device *dev;
+	unsigned long ifindex;
+	void *w;
+
+	rtnl_lock();
+	mutex_lock(&xdp_flow_peer_lock);
+	xdp_flow_dp_peers_clear();
+	xa_for_each(&xdp_flow_peer_words, ifindex, w)
+		kfree(xa_erase(&xdp_flow_peer_words, ifindex));
+	for_each_netdev(&init_net, dev)
+		if (xdp_flow_is_veth(dev))
+			xdp_flow_peer_check(dev->ifindex);
+	mutex_unlock(&xdp_flow_peer_lock);
+	rtnl_unlock();
+}
+
+/**
+ * xdp_flow_peers_resync() - write every peers entry anew, soon
+ *
+ * For a peers map just taken: a pinned map may hold entries of an earlier
+ * module.
+ */
+void xdp_flow_peers_resync(void)
+{
+	queue_work(system_wq, &xdp_flow_peer_resync_work);
+}
+
+static void xdp_flow_peer_recheck_fn(struct work_struct *work)
+{
+	mutex_lock(&xdp_flow_peer_lock);
+	xdp_flow_peer_check_entries();
+	mutex_unlock(&xdp_flow_peer_lock);
+}
+
+/* The ifindex of TC message @nlh, or 0. */
+static u32 xdp_flow_tc_ifindex(const struct nlmsghdr *nlh)
+{
+	const struct tcmsg *tcm;
+
+	if (nlh->nlmsg_type < RTM_NEWQDISC || nlh->nlmsg_type > RTM_GETCHAIN ||
+	    (nlh->nlmsg_type >= RTM_NEWACTION &&
+	     nlh->nlmsg_type <= RTM_GETACTION) ||
+	    nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*tcm)))
+		return 0;
+	tcm = nlmsg_data(nlh);
+	/* A shared block's filters: its devices have clsact already. */
+	if (tcm->tcm_ifindex <= 0)
+		return 0;
+	return tcm->tcm_ifindex;
+}
+
+/*
+ * TC changed something: check the devices it names. Under rtnl, so after
+ * the change is complete: TC announces a qdisc before it activates the
+ * device's new ones.
+ */
+static void xdp_flow_peer_tc_fn(struct work_struct *work)
+{
+	const struct nlmsghdr *nlh;
+	bool all = false;
+	int n, rem;
+	u32 ifindex;
+
+	rtnl_lock();
+	mutex_lock(&xdp_flow_peer_lock);
+	while (xdp_flow_peer_sock) {
+		struct kvec iov = {
+			.iov_base = xdp_flow_peer_buf,
+			.iov_len = XDP_FLOW_PEER_BUF,
+		};
+		struct msghdr msg = {};
+
+		n = kernel_recvmsg(xdp_flow_peer_sock, &msg, &iov, 1,
+				   iov.iov_len, MSG_DONTWAIT);
+		if (n == -EAGAIN)
+			break;
+		/* Messages lost (-ENOBUFS) or cut: any device may be meant. */
+		if (n <= 0 || msg.msg_flags & MSG_TRUNC) {
+			all = true;
+			if (n == -ENOBUFS || n > 0)
+				continue;
+			break;
+		}
+		rem = n;
+		for (nlh = xdp_flow_peer_buf; nlmsg_ok(nlh, rem);
+		     nlh = nlmsg_next(nlh, &rem)) {
+			ifindex = xdp_flow_tc_ifindex(nlh);
+			if (ifindex)
+				xdp_flow_peer_check(ifindex);
+		}
+	}
+	if (all)
+		xdp_flow_peer_check_entries();
+	mutex_unlock(&xdp_flow_peer_lock);
+	rtnl_unlock();
+}
+
+static void xdp_flow_peer_tc_ready(struct sock *sk)
+{
+	queue_work(system_wq, &xdp_flow_peer_tc_work);
+}
+
+static int xdp_flow_peer_listen(void)
+{
+	struct sockaddr_nl addr = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = 1 << (RTNLGRP_TC - 1),
+	};
+	struct socket *sock;
+	int err;
+
+	xdp_flow_peer_buf = kmalloc(XDP_FLOW_PEER_BUF, GFP_KERNEL);
+	if (!xdp_flow_peer_buf)
+		return -ENOMEM;
+	err = sock_create_kern(&init_net, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE,
+			       &sock);
+	if (err)
+		goto err_buf;
+	err = kernel_bind(sock, (struct sockaddr *)&addr, sizeof(addr));
+	if (err)
+		goto err_sock;
+	write_lock_bh(&sock->sk->sk_callback_lock);
+	sock->sk->sk_data_ready = xdp_flow_peer_tc_ready;
+	write_unlock_bh(&sock->sk->sk_callback_lock);
+	xdp_flow_peer_sock = sock;
+	return 0;
+
+err_sock:
+	sock_release(sock);
+err_buf:
+	kfree(xdp_flow_peer_buf);
+	return err;
+}
+
+/* Under rtnl: @dev's state changed (or will, for @before). */
+static void xdp_flow_peer_dev_event(struct net_device *dev, bool before)
+{
+	struct net_device *peer = xdp_flow_veth_peer(dev);
+
+	mutex_lock(&xdp_flow_peer_lock);
+	if (net_eq(dev_net(dev), &init_net)) {
+		if (before)
+			xdp_flow_peer_put(dev->ifindex, NULL);
+		xdp_flow_peer_check(dev->ifindex);
+	}
+	if (peer && net_eq(dev_net(peer), &init_net)) {
+		if (before)
+			xdp_flow_peer_put(peer->ifindex, NULL);
+		xdp_flow_peer_check(peer->ifindex);
+	}
+	mutex_unlock(&xdp_flow_peer_lock);
+}
+
+static int xdp_flow_peer_netdev_event(struct notifier_block *nb,
+				      unsigned long event, void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+
+	if (!xdp_flow_is_veth(dev))
+		return NOTIFY_DONE;
+	switch (event) {
+	case NETDEV_GOING_DOWN:
+	case NETDEV_PRECHANGEMTU:
+	case NETDEV_PRE_CHANGEADDR:
+	case NETDEV_UNREGISTER:
+		xdp_flow_peer_dev_event(dev, true);
+		break;
+	case NETDEV_REGISTER:
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+	case NETDEV_CHANGEADDR:
+	case NETDEV_FEAT_CHANGE:
+		xdp_flow_peer_dev_event(dev, false);
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block xdp_flow_peer_nb = {
+	.notifier_call = xdp_flow_peer_netdev_event,
+};
+
+static int xdp_flow_redirect_peer_set(const char *val,
+				      const struct kernel_param *kp)
+{
+	int err = param_set_bool(val, kp);
+
+	if (!err)
+		xdp_flow_peers_resync();
+	return err;
+}
+
+static const struct kernel_param_ops xdp_flow_redirect_peer_ops = {
+	.set = xdp_flow_redirect_peer_set,
+	.get = param_get_bool,
+};
+
+module_param_cb(redirect_peer, &xdp_flow_redirect_peer_ops, &redirect_peer,
+		0644);
+MODULE_PARM_DESC(redirect_peer,
+		 "TC hook: redirects to a veth enter its peer directly where that changes nothing but speed (default: on)");
+
+/**
+ * xdp_flow_peer_init() - start keeping the peers entries
+ *
+ * Return: 0, or a negative errno.
+ */
+int xdp_flow_peer_init(void)
+{
+	int err;
+
+	err = xdp_flow_peer_listen();
+	if (err)
+		return err;
+	err = register_netdevice_notifier(&xdp_flow_peer_nb);
+	if (err)
+		xdp_flow_peer_exit();
+	return err;
+}
+
+/**
+ * xdp_flow_peer_exit() - remove every peers entry and stop keeping them
+ *
+ * Not under rtnl.
+ */
+void xdp_flow_peer_exit(void)
+{
+	struct socket *sock;
+	unsigned long ifindex;
+	void *w;
+
+	unregister_netdevice_notifier(&xdp_flow_peer_nb);
+	mutex_lock(&xdp_flow_peer_lock);
+	xdp_flow_peer_exiting = true;
+	sock = xdp_flow_peer_sock;
+	xdp_flow_peer_sock = NULL;
+	mutex_unlock(&xdp_flow_peer_lock);
+	if (sock)
+		sock_release(sock);
+	cancel_work_sync(&xdp_flow_peer_tc_work);
+	cancel_work_sync(&xdp_flow_peer_resync_work);
+	cancel_delayed_work_sync(&xdp_flow_peer_recheck_work);
+
+	mutex_lock(&xdp_flow_peer_lock);
+	xdp_flow_dp_peers_clear();
+	xa_for_each(&xdp_flow_peer_words, ifindex, w)
+		kfree(xa_erase(&xdp_flow_peer_words, ifindex));
+	mutex_unlock(&xdp_flow_peer_lock);
+	kfree(xdp_flow_peer_buf);
+	xdp_flow_peer_buf = NULL;
+}
