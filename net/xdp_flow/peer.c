@@ -213,8 +213,8 @@ static void xdp_flow_peer_resync_fn(struct work_struct *work)
 /**
  * xdp_flow_peers_resync() - write every peers entry anew, soon
  *
- * For a peers map just taken: a pinned map may hold entries of an earlier
- * module.
+ * For a peers map just taken (a pinned map may hold entries of an earlier
+ * module), and when redirect_peer changes.
  */
 void xdp_flow_peers_resync(void)
 {
@@ -318,7 +318,9 @@ static int xdp_flow_peer_listen(void)
 	write_lock_bh(&sock->sk->sk_callback_lock);
 	sock->sk->sk_data_ready = xdp_flow_peer_tc_ready;
 	write_unlock_bh(&sock->sk->sk_callback_lock);
+	mutex_lock(&xdp_flow_peer_lock);
 	xdp_flow_peer_sock = sock;
+	mutex_unlock(&xdp_flow_peer_lock);
 	return 0;
 
 err_sock:
@@ -383,8 +385,11 @@ static int xdp_flow_redirect_peer_set(const char *val,
 {
 	int err = param_set_bool(val, kp);
 
-	if (!err)
+	/* Also at load, before the module is up, and while it goes. */
+	mutex_lock(&xdp_flow_peer_lock);
+	if (!err && xdp_flow_peer_sock)
 		xdp_flow_peers_resync();
+	mutex_unlock(&xdp_flow_peer_lock);
 	return err;
 }
 
