@@ -181,9 +181,12 @@ def setup(nlanes):
         for s in "AB":
             cmds.append("link add %s type veth peer name %s netns %s" %
                         (ln.dev[s], ln.gen[s], NS_GEN))
-            for o, k in zip(ln.out[s], ln.sink[s]):
-                cmds.append("link add %s type veth peer name %s netns %s" %
-                            (o, k, NS_SINK))
+            # Sinks take addresses frames carry: on the tc hook, a
+            # redirect of a frame to its sink's address enters the sink
+            # with bpf_redirect_peer() (net/xdp_flow/peer.c).
+            for o, k, mac in zip(ln.out[s], ln.sink[s], MACS):
+                cmds.append("link add %s type veth peer name %s address %s "
+                            "netns %s" % (o, k, mac, NS_SINK))
     ip_batch(cmds)
     root = [d for ln in lanes for s in "AB" for d in [ln.dev[s]] + ln.out[s]]
     gen = [ln.gen[s] for ln in lanes for s in "AB"]
