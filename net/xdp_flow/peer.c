@@ -221,11 +221,22 @@ void xdp_flow_peers_resync(void)
 	queue_work(system_wq, &xdp_flow_peer_resync_work);
 }
 
+/*
+ * Under rtnl, like the events, so as not to write an entry back between
+ * an event that comes before a change and the change. rtnl busy: the next
+ * period.
+ */
 static void xdp_flow_peer_recheck_fn(struct work_struct *work)
 {
+	if (!rtnl_trylock()) {
+		queue_delayed_work(system_wq, &xdp_flow_peer_recheck_work,
+				   msecs_to_jiffies(XDP_FLOW_PEER_RECHECK_MS));
+		return;
+	}
 	mutex_lock(&xdp_flow_peer_lock);
 	xdp_flow_peer_check_entries();
 	mutex_unlock(&xdp_flow_peer_lock);
+	rtnl_unlock();
 }
 
 /* The ifindex of TC message @nlh, or 0. */
