@@ -23,6 +23,9 @@ import re
 import sys
 from collections import OrderedDict
 
+from benchstats import fmt, fmt_range
+from benchstats import ratio as ratio_of
+
 
 def load(folder):
     """Rows "section,config,metric,value,unit", and bench_dp's rows
@@ -53,16 +56,6 @@ def load(folder):
     return rows, dp
 
 
-def fmt(v):
-    if v is None:
-        return "-"
-    if abs(v) >= 100:
-        return "%.0f" % v
-    if abs(v) >= 10:
-        return "%.1f" % v
-    return "%.2f" % v
-
-
 def dp_cells(dp):
     """{(masks, rules): {(variant, flows): median ns}}."""
     cells = OrderedDict()
@@ -73,7 +66,7 @@ def dp_cells(dp):
 
 
 def ratio(a, b):
-    return fmt(a / b) if a and b else "-"
+    return fmt(ratio_of(a, b)) if a else "-"
 
 
 def datapath_table(dp):
@@ -151,10 +144,7 @@ def miss_cells(rows):
 
 def spread(c, what):
     """The slowest and the fastest run: how far one run may be off."""
-    runs = c.get(what + "_runs")
-    if not runs:
-        return "-"
-    return "%s-%s" % (fmt(min(runs)), fmt(max(runs)))
+    return fmt_range(c.get(what + "_runs", []))
 
 
 def miss_configs(cfgs):
@@ -234,15 +224,15 @@ def section_table(rows, section):
            "|---|---|---:|---|---:|"]
     for r in rs:
         base = ref.get(r["metric"])
-        ratio = "-"
+        rel = "-"
         if base and r["value"] and r["config"] != "xdp_flow":
             # higher is better for rates, lower for times
             better_high = r["unit"] in ("pps", "Mpps", "rules/s", "Gbit/s",
                                         "Mbit/s")
-            ratio = fmt(base / r["value"] if better_high
-                        else r["value"] / base)
+            rel = fmt(ratio_of(base, r["value"]) if better_high
+                      else ratio_of(r["value"], base))
         out.append("| %s | %s | %s | %s | %s |" % (
-            r["metric"], r["config"], fmt(r["value"]), r["unit"], ratio))
+            r["metric"], r["config"], fmt(r["value"]), r["unit"], rel))
     return out
 
 
