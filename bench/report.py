@@ -6,7 +6,7 @@ Usage: report.py <results-dir> <machine description>
 
 Reads every *.csv in <results-dir> whose lines are
 "section,config,metric,value,unit" (bench_miss.sh writes section
-"miss_host", the guest script its own sections, "miss" among them), or
+"miss_host", the guest harness its own sections, "miss" among them), or
 bench_dp's "dp,variant,masks,rules,flows,ns_min,ns_median", and writes
 there:
   results.csv   all rows, with the file each came from
