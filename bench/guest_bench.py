@@ -25,6 +25,9 @@ module under bench/guest/, whose docstring says what it measures:
   miss     traffic no rule matches, with xdp_flow's hooks against
            nothing on the device (guest/miss.py)
   scale    100,000 rules: add, show, replay, delete (guest/rules.py)
+  peer     TCP and 64-byte UDP into a container-style veth through TC's
+           redirect, in software and through xdp_flow's TC hook with and
+           without bpf_redirect_peer (guest/peer.py)
 
 Results: <outdir>/guest.csv, lines "section,config,metric,value,unit"
 (value numeric except in section meta), <outdir>/guest.txt (the table
@@ -42,7 +45,8 @@ XF_BENCH_SECTIONS, XF_BENCH_GEN (xdp_gen|pktgen|both), XF_BENCH_SECS,
 XF_BENCH_REPS, XF_BENCH_WARM, XF_BENCH_LAT_REPS, XF_BENCH_LAT_PPS,
 XF_BENCH_RULES, XF_BENCH_RATE_ORDERS, XF_BENCH_RATE_REPS,
 XF_BENCH_SCALE_RULES, XF_BENCH_PING_REPS, XF_BENCH_MISS_SECS,
-XF_BENCH_MISS_REPS, XF_BENCH_OBJ, XF_BENCH_SPLIT.
+XF_BENCH_MISS_REPS, XF_BENCH_PEER_SECS, XF_BENCH_PEER_REPS, XF_BENCH_OBJ,
+XF_BENCH_SPLIT.
 """
 
 import datetime
@@ -52,14 +56,15 @@ import sys
 import time
 import traceback
 
-from guest import forward, latency, miss, ping, rules
+from guest import forward, latency, miss, peer, ping, rules
 from guest.common import (PIN, Context, Failed, Knobs, Output, XdpFlow,
                           devs_del, kernel_warnings, ok, one_line,
                           run_json, sink_load)
 
 SECTIONS = {"forward": forward.run_section, "latency": latency.run_section,
             "rate": rules.run_rate, "ping": ping.run_section,
-            "miss": miss.run_section, "scale": rules.run_scale}
+            "miss": miss.run_section, "scale": rules.run_scale,
+            "peer": peer.run_section}
 V6_DEFAULT = "/proc/sys/net/ipv6/conf/default/disable_ipv6"
 
 

@@ -13,7 +13,8 @@ there:
   results.md    the tables: the datapath against the textbook references, the
                 miss path (host and guest, ratios to disabled), and one
                 table per other guest section with ratios to xdp_flow
-                where the section compares configurations
+                (peer: to tc_flower) where the section compares
+                configurations
   *.png         plots, when matplotlib is there (bench/run.sh installs it)
 """
 
@@ -215,17 +216,23 @@ def shown(r):
                 r["unit"] == "ratio")
 
 
+# The configuration a section's other ones are compared with: xdp_flow,
+# but for peer, which compares xdp_flow's TC hook with TC in software.
+BASE = {"peer": "tc_flower"}
+
+
 def section_table(rows, section):
-    """One line per (metric, config); a ratio to xdp_flow's value of the
-    same metric where there is one."""
+    """One line per (metric, config); a ratio to the base configuration's
+    value of the same metric where there is one."""
     rs = [r for r in rows if r["section"] == section and shown(r)]
-    ref = {r["metric"]: r["value"] for r in rs if r["config"] == "xdp_flow"}
-    out = ["| metric | config | value | unit | xdp_flow / this |",
+    base_cfg = BASE.get(section, "xdp_flow")
+    ref = {r["metric"]: r["value"] for r in rs if r["config"] == base_cfg}
+    out = ["| metric | config | value | unit | %s / this |" % base_cfg,
            "|---|---|---:|---|---:|"]
     for r in rs:
         base = ref.get(r["metric"])
         rel = "-"
-        if base and r["value"] and r["config"] != "xdp_flow":
+        if base and r["value"] and r["config"] != base_cfg:
             # higher is better for rates, lower for times
             better_high = r["unit"] in ("pps", "Mpps", "rules/s", "Gbit/s",
                                         "Mbit/s")

@@ -40,7 +40,8 @@ class Knobs:
     """The environment's settings (bench/README.md lists them), with the
     defaults of a real run or, with XF_BENCH_QUICK=1, of a smoke run."""
 
-    SECTIONS = ("forward", "latency", "rate", "ping", "miss", "scale")
+    SECTIONS = ("forward", "latency", "rate", "ping", "miss", "scale",
+                "peer")
 
     def __init__(self):
         self.quick = _env("XF_BENCH_QUICK", 0) == 1
@@ -63,6 +64,8 @@ class Knobs:
         self.ping_reps = _env("XF_BENCH_PING_REPS", 2 if q else 5)
         self.miss_secs = _env("XF_BENCH_MISS_SECS", 2, float)
         self.miss_reps = _env("XF_BENCH_MISS_REPS", 1 if q else 2)
+        self.peer_secs = _env("XF_BENCH_PEER_SECS", 2, float)
+        self.peer_reps = _env("XF_BENCH_PEER_REPS", 1 if q else 3)
         self.obj = os.environ.get("XF_BENCH_OBJ",
                                   os.path.join(ROOT, "bench"))
         self.split = _env("XF_BENCH_SPLIT", 0) == 1
