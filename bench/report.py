@@ -175,15 +175,14 @@ def miss_table(cells, notes):
             name = cfg
             if cfg == "auto" and "hook_is_tc" in c:
                 name += " (%s)" % ("tc" if c["hook_is_tc"] else "xdp")
-            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
-                       "| %s |" % (
-                where, name, fmt(c.get("tcp_gbps")), spread(c, "tcp"),
-                fmt(c.get("tcp_ratio_to_disabled")),
-                fmt(c.get("tcp_best_ratio_to_disabled")),
-                fmt(c.get("udp_pps")), spread(c, "udp"),
-                fmt(c.get("udp_ratio_to_disabled")),
-                fmt(c.get("udp_best_ratio_to_disabled")),
-                fmt(c.get("udp_delivered_pps"))))
+            cells = (where, name, fmt(c.get("tcp_gbps")), spread(c, "tcp"),
+                     fmt(c.get("tcp_ratio_to_disabled")),
+                     fmt(c.get("tcp_best_ratio_to_disabled")),
+                     fmt(c.get("udp_pps")), spread(c, "udp"),
+                     fmt(c.get("udp_ratio_to_disabled")),
+                     fmt(c.get("udp_best_ratio_to_disabled")),
+                     fmt(c.get("udp_delivered_pps")))
+            out.append("| " + " | ".join(cells) + " |")
         c = cfgs.get(target_cfg, {})
         if c.get("measured", 0):
             parts = []
@@ -365,7 +364,8 @@ def main():
                "matching; cached hit: the cache on.",
                ""] + dp + [""]
     meta = ["%s %s: %s %s" % (r["config"], r["metric"], fmt(r["value"]),
-                              r["unit"]) for r in rows if r["section"] == "meta"]
+                              r["unit"])
+            for r in rows if r["section"] == "meta"]
     if meta:
         md += ["Run: " + "; ".join(meta), ""]
     mt = miss_table(miss_cells(rows), miss_notes(folder))
