@@ -420,6 +420,20 @@ class XdpFlow:
             time.sleep(0.1)
         return None
 
+    def wait_datapath(self, dev, timeout=20):
+        """Until dev's datapath is attached (after its first offloaded
+        rule); Failed on the state error or after timeout."""
+        end = time.monotonic() + timeout
+        st = None
+        while time.monotonic() < end:
+            st = self.dev_state(dev)
+            if st in ("attached", "error"):
+                break
+            time.sleep(0.2)
+        if st != "attached":
+            raise Failed("%s is not attached: state %s: %s" % (
+                dev, st, json.dumps(self.status())))
+
     def wait_attached(self, dev, timeout=20):
         """Enabled, and once it has offloaded rules, the datapath on it
         (state attached, the helper's pinned link, for the xdp hook an

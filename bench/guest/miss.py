@@ -103,15 +103,7 @@ def up(ctx, cfg, check):
          "drop")
     if not rule_in_hw(DEV, 10):
         raise Failed("the non-matching rule is not in_hw")
-    st = None
-    for _ in range(100):
-        st = xf.dev_state(DEV)
-        if st in ("attached", "error"):
-            break
-        time.sleep(0.2)
-    if st != "attached":
-        raise Failed("mr0 is not attached: state %s: %s" % (
-            st, xf.status()))
+    xf.wait_datapath(DEV)
     hook = "xdp" if xdp_prog_id(DEV) else "tc"
     if cfg in ("xdp", "tc") and hook != cfg:
         raise Failed("hook %s, but mr0 %s an XDP program" % (

@@ -119,6 +119,8 @@ def up(ctx, cfg):
     if hw != (cfg != "tc_flower"):
         raise Failed("the rule on %s is %s" % (D, "in_hw (should run in TC)"
                                                if hw else "not in_hw"))
+    if hw:
+        ctx.xf.wait_datapath(D)
 
 
 def down(ctx):
