@@ -112,9 +112,10 @@ def inventory():
 
 def summary(out):
     """guest.txt: the sections' tables, the notes, the kernel's warnings."""
+    now = datetime.datetime.now(datetime.timezone.utc)
     lines = ["xdp_flow benchmark (guest half), kernel %s, %d CPUs, %s" % (
                  os.uname().release, os.cpu_count(),
-                 datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC")),
+                 now.strftime("%Y-%m-%d %H:%M UTC")),
              "The guest is emulated (QEMU TCG) on a shared host: absolute "
              "numbers are not meaningful;",
              "compare configurations within this run (ratios)."]
