@@ -377,8 +377,13 @@ class XdpFlow:
 
     @staticmethod
     def set_param(name, value):
-        with open(os.path.join(XF_PARAMS, name), "w") as f:
-            f.write(str(value))
+        """Sets a module parameter at run time; Failed when it cannot."""
+        try:
+            with open(os.path.join(XF_PARAMS, name), "w") as f:
+                f.write(str(value))
+        except OSError as e:
+            raise Failed("cannot set the module parameter %s to %s: %s"
+                         % (name, value, e))
 
     def cmd(self, *args, timeout=60):
         return run(self.cli, *args, timeout=timeout)

@@ -205,7 +205,10 @@ def run_section(ctx):
             srv.stop()
         cleanup(ctx)
         if saved is not None:
-            XdpFlow.set_param(PARAM, saved)
+            try:
+                XdpFlow.set_param(PARAM, saved)
+            except Failed as e:
+                out.note("peer", str(e))
     report(ctx, cfgs, res, why)
 
 
