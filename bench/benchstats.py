@@ -16,13 +16,11 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def best(values, higher=True):
-    """The best run: the highest (rates) or the lowest (times) value; a
-    busy host only ever makes a run worse. None when there are none."""
+def best(values):
+    """The best run of a rate: the highest value (a busy host only ever
+    slows a run down). None when there are none."""
     values = [v for v in values if v is not None]
-    if not values:
-        return None
-    return max(values) if higher else min(values)
+    return max(values) if values else None
 
 
 def value_range(values):
