@@ -4,16 +4,18 @@
 Namespace xfbp_ct holds veth end P (bpp0, 10.0.5.2/24), its other end X
 (bpx0) is in the root namespace. Traffic enters the root namespace on
 veth D (bpd0), whose peer S (bps0, 10.0.6.1/24) is in the sender's
-namespace xfbp_tx; S sends to P's MAC (a route to P's subnet on S and a
+namespace xfbp_tx; S sends to P's MAC (a route to P's address on S and a
 permanent neighbour entry with P's MAC), so that TC's `mirred egress
 redirect dev X` on D's ingress delivers the frames to P unchanged. P's
-answers (TCP's ACKs) go back by a software flower rule on X's ingress,
-`dst_ip 10.0.6.1 action mirred egress redirect dev D`, the same in every
-configuration. iperf3 client in xfbp_tx on CPU 0, server in xfbp_ct on
-CPU 1: a TCP stream (Gbit/s received) and UDP datagrams of 18 bytes
-(64-byte frames), -b 0, counted at xfbp_ct's UDP layer (InDatagrams +
-InErrors a second), XF_BENCH_PEER_SECS each, round robin over
-XF_BENCH_PEER_REPS, each configuration set up just before its runs:
+answers (TCP's ACKs) are routed back by the root namespace (X 10.0.5.1,
+D 10.0.6.254, ip_forward on for the section), as a container's are: no
+qdisc or hook on X, whose transmit path must stay bare for
+bpf_redirect_peer (net/xdp_flow/peer.c). iperf3 client in xfbp_tx on
+CPU 0, server in xfbp_ct on CPU 1: a TCP stream (Gbit/s received) and
+UDP datagrams of 18 bytes (64-byte frames), -b 0, counted at xfbp_ct's
+UDP layer (InDatagrams + InErrors a second), XF_BENCH_PEER_SECS each,
+round robin over XF_BENCH_PEER_REPS, each configuration set up just
+before its runs:
 
   tc_flower         clsact on D, flower rule dst_ip <P> action mirred
                     egress redirect dev X; D not enabled: software TC
@@ -41,7 +43,10 @@ from guest.common import (Failed, Iperf3Server, XdpFlow, devs_del,
 CT, TX = "xfbp_ct", "xfbp_tx"
 D, S, X, P = "bpd0", "bps0", "bpx0", "bpp0"
 P_IP, S_IP = "10.0.5.2", "10.0.6.1"
+X_IP, D_IP = "10.0.5.1", "10.0.6.254"
 P_MAC, S_MAC = "02:0f:00:50:00:02", "02:0f:00:60:00:01"
+X_MAC = "02:0f:00:50:00:01"
+FORWARD = "/proc/sys/net/ipv4/ip_forward"
 PORT = 5298
 UDP_LEN = 18		# + 8 UDP + 20 IP + 14 Ethernet + 4 FCS: 64 bytes
 PARAM = "redirect_peer"
@@ -58,23 +63,27 @@ def cleanup(ctx):
 
 
 def topology():
-    """The two namespaces, the two veth pairs, addresses, routes, static
-    neighbours, and the software return path on X."""
+    """The two namespaces, the two veth pairs, addresses, routes and
+    static neighbours: S sends to P's MAC, P answers through X, routed."""
     netns_fresh(CT)
     netns_fresh(TX)
-    must("ip", "link", "add", X, "type", "veth", "peer", "name", P,
-         "address", P_MAC, "netns", CT)
+    must("ip", "link", "add", X, "address", X_MAC, "type", "veth", "peer",
+         "name", P, "address", P_MAC, "netns", CT)
     must("ip", "link", "add", D, "type", "veth", "peer", "name", S,
          "address", S_MAC, "netns", TX)
     for dev, ns in ((X, None), (D, None), (P, CT), (S, TX)):
         v6_off(dev, ns=ns)
     for ns, lines in (
-            (None, ["link set dev %s up" % X, "link set dev %s up" % D]),
+            (None, ["addr add %s/24 dev %s" % (X_IP, X),
+                    "addr add %s/24 dev %s" % (D_IP, D),
+                    "link set dev %s up" % X, "link set dev %s up" % D,
+                    "neigh replace %s lladdr %s dev %s nud permanent"
+                    % (S_IP, S_MAC, D)]),
             (CT, ["addr add %s/24 dev %s" % (P_IP, P),
                   "link set dev %s up" % P,
-                  "route add %s/32 dev %s" % (S_IP, P),
+                  "route add %s/32 via %s dev %s" % (S_IP, X_IP, P),
                   "neigh replace %s lladdr %s dev %s nud permanent"
-                  % (S_IP, S_MAC, P)]),
+                  % (X_IP, X_MAC, P)]),
             (TX, ["addr add %s/24 dev %s" % (S_IP, S),
                   "link set dev %s up" % S,
                   "route add %s/32 dev %s" % (P_IP, S),
@@ -84,10 +93,6 @@ def topology():
         if p.returncode:
             raise Failed("cannot configure %s: %s" % (ns or "the root "
                                                       "namespace", p.stderr))
-    must("tc", "qdisc", "add", "dev", X, "clsact")
-    must("tc", "filter", "add", "dev", X, "ingress", "pref", 1, "protocol",
-         "ip", "flower", "dst_ip", S_IP, "action", "mirred", "egress",
-         "redirect", "dev", D, what="the return path's rule on X")
 
 
 def configs(ctx):
@@ -183,9 +188,13 @@ def run_section(ctx):
     why = {}
     srv = None
     saved = XdpFlow.param(PARAM) if ctx.xf else None
+    with open(FORWARD) as f:
+        forward = f.read().strip()
     try:
         cleanup(ctx)
         topology()
+        with open(FORWARD, "w") as f:
+            f.write("1")
         srv = Iperf3Server(CT, P_IP, PORT)
         for r in range(1, k.peer_reps + 1):
             for i in range(len(cfgs)):
@@ -204,6 +213,8 @@ def run_section(ctx):
         if srv:
             srv.stop()
         cleanup(ctx)
+        with open(FORWARD, "w") as f:
+            f.write(forward)
         if saved is not None:
             try:
                 XdpFlow.set_param(PARAM, saved)
