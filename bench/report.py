@@ -6,14 +6,15 @@ Usage: report.py <results-dir> <machine description>
 
 Reads every *.csv in <results-dir> whose lines are
 "section,config,metric,value,unit" (bench_miss.sh writes section
-"miss_host", the guest script its own sections, "miss" among them), or
+"miss_host", the guest harness its own sections, "miss" among them), or
 bench_dp's "dp,variant,masks,rules,flows,ns_min,ns_median", and writes
 there:
   results.csv   all rows, with the file each came from
   results.md    the tables: the datapath against the textbook references, the
                 miss path (host and guest, ratios to disabled), and one
                 table per other guest section with ratios to xdp_flow
-                where the section compares configurations
+                (peer: to tc_flower) where the section compares
+                configurations
   *.png         plots, when matplotlib is there (bench/run.sh installs it)
 """
 
@@ -22,6 +23,9 @@ import os
 import re
 import sys
 from collections import OrderedDict
+
+from benchstats import fmt, fmt_range
+from benchstats import ratio as ratio_of
 
 
 def load(folder):
@@ -53,16 +57,6 @@ def load(folder):
     return rows, dp
 
 
-def fmt(v):
-    if v is None:
-        return "-"
-    if abs(v) >= 100:
-        return "%.0f" % v
-    if abs(v) >= 10:
-        return "%.1f" % v
-    return "%.2f" % v
-
-
 def dp_cells(dp):
     """{(masks, rules): {(variant, flows): median ns}}."""
     cells = OrderedDict()
@@ -73,7 +67,7 @@ def dp_cells(dp):
 
 
 def ratio(a, b):
-    return fmt(a / b) if a and b else "-"
+    return fmt(ratio_of(a, b)) if a else "-"
 
 
 def datapath_table(dp):
@@ -151,10 +145,7 @@ def miss_cells(rows):
 
 def spread(c, what):
     """The slowest and the fastest run: how far one run may be off."""
-    runs = c.get(what + "_runs")
-    if not runs:
-        return "-"
-    return "%s-%s" % (fmt(min(runs)), fmt(max(runs)))
+    return fmt_range(c.get(what + "_runs", []))
 
 
 def miss_configs(cfgs):
@@ -184,15 +175,14 @@ def miss_table(cells, notes):
             name = cfg
             if cfg == "auto" and "hook_is_tc" in c:
                 name += " (%s)" % ("tc" if c["hook_is_tc"] else "xdp")
-            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
-                       "| %s |" % (
-                where, name, fmt(c.get("tcp_gbps")), spread(c, "tcp"),
-                fmt(c.get("tcp_ratio_to_disabled")),
-                fmt(c.get("tcp_best_ratio_to_disabled")),
-                fmt(c.get("udp_pps")), spread(c, "udp"),
-                fmt(c.get("udp_ratio_to_disabled")),
-                fmt(c.get("udp_best_ratio_to_disabled")),
-                fmt(c.get("udp_delivered_pps"))))
+            cells = (where, name, fmt(c.get("tcp_gbps")), spread(c, "tcp"),
+                     fmt(c.get("tcp_ratio_to_disabled")),
+                     fmt(c.get("tcp_best_ratio_to_disabled")),
+                     fmt(c.get("udp_pps")), spread(c, "udp"),
+                     fmt(c.get("udp_ratio_to_disabled")),
+                     fmt(c.get("udp_best_ratio_to_disabled")),
+                     fmt(c.get("udp_delivered_pps")))
+            out.append("| " + " | ".join(cells) + " |")
         c = cfgs.get(target_cfg, {})
         if c.get("measured", 0):
             parts = []
@@ -225,24 +215,30 @@ def shown(r):
                 r["unit"] == "ratio")
 
 
+# The configuration a section's other ones are compared with: xdp_flow,
+# but for peer, which compares xdp_flow's TC hook with TC in software.
+BASE = {"peer": "tc_flower"}
+
+
 def section_table(rows, section):
-    """One line per (metric, config); a ratio to xdp_flow's value of the
-    same metric where there is one."""
+    """One line per (metric, config); a ratio to the base configuration's
+    value of the same metric where there is one."""
     rs = [r for r in rows if r["section"] == section and shown(r)]
-    ref = {r["metric"]: r["value"] for r in rs if r["config"] == "xdp_flow"}
-    out = ["| metric | config | value | unit | xdp_flow / this |",
+    base_cfg = BASE.get(section, "xdp_flow")
+    ref = {r["metric"]: r["value"] for r in rs if r["config"] == base_cfg}
+    out = ["| metric | config | value | unit | %s / this |" % base_cfg,
            "|---|---|---:|---|---:|"]
     for r in rs:
         base = ref.get(r["metric"])
-        ratio = "-"
-        if base and r["value"] and r["config"] != "xdp_flow":
+        rel = "-"
+        if base and r["value"] and r["config"] != base_cfg:
             # higher is better for rates, lower for times
             better_high = r["unit"] in ("pps", "Mpps", "rules/s", "Gbit/s",
                                         "Mbit/s")
-            ratio = fmt(base / r["value"] if better_high
-                        else r["value"] / base)
+            rel = fmt(ratio_of(base, r["value"]) if better_high
+                      else ratio_of(r["value"], base))
         out.append("| %s | %s | %s | %s | %s |" % (
-            r["metric"], r["config"], fmt(r["value"]), r["unit"], ratio))
+            r["metric"], r["config"], fmt(r["value"]), r["unit"], rel))
     return out
 
 
@@ -368,7 +364,8 @@ def main():
                "matching; cached hit: the cache on.",
                ""] + dp + [""]
     meta = ["%s %s: %s %s" % (r["config"], r["metric"], fmt(r["value"]),
-                              r["unit"]) for r in rows if r["section"] == "meta"]
+                              r["unit"])
+            for r in rows if r["section"] == "meta"]
     if meta:
         md += ["Run: " + "; ".join(meta), ""]
     mt = miss_table(miss_cells(rows), miss_notes(folder))

@@ -8,7 +8,7 @@
 #      BPF_PROG_TEST_RUN on the real CPU; bench/host/bench_miss.sh, the
 #      miss path (traffic no rule matches, over veth, xdp_flow's hooks
 #      against nothing attached);
-#   3. one guest boot: bench/guest_bench.sh, the seed scenario, the
+#   3. one guest boot: bench/guest_bench.py, the seed scenario, the
 #      control plane and the miss path, all configurations in the same
 #      boot;
 #   4. bench/report.py: results.md, results.csv and PNG plots.
@@ -53,12 +53,12 @@ if [ "${XF_BENCH_HOST:-1}" = 1 ]; then
 fi
 
 if [ "${XF_BENCH_GUEST:-1}" = 1 ]; then
-	msg "guest $series: seed scenario and control plane (guest_bench.sh)"
+	msg "guest $series: seed scenario and control plane (guest_bench.py)"
 	mkdir -p "$out/guest"
 	XF_RESULTS=$out/guest XF_BENCH_QUICK=$quick \
 		bash selftests/vm/run-guest.sh "$series" bash -c \
 		'mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-		 exec bash bench/guest_bench.sh "$XF_RESULTS"' ||
+		 exec .cache/venv/bin/python3 bench/guest_bench.py "$XF_RESULTS"' ||
 		{ msg "the guest benchmark failed"; rc=1; }
 	cp "$out"/guest/*.csv "$out"/ 2>/dev/null
 fi
