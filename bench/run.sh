@@ -7,7 +7,8 @@
 #   2. the host: bench/host/bench_dp, the datapath's cost through
 #      BPF_PROG_TEST_RUN on the real CPU; bench/host/bench_miss.sh, the
 #      miss path (traffic no rule matches, over veth, xdp_flow's hooks
-#      against nothing attached);
+#      against nothing attached); bench/host/bench_peer.sh, the kernel's
+#      two paths into a container's veth;
 #   3. one guest boot: bench/guest_bench.py, the seed scenario, the
 #      control plane and the miss path, all configurations in the same
 #      boot;
@@ -50,6 +51,9 @@ if [ "${XF_BENCH_HOST:-1}" = 1 ]; then
 	msg "host: the miss path (bench_miss.sh)"
 	XF_BENCH_QUICK=$quick bash bench/host/bench_miss.sh "$out" </dev/null ||
 		{ msg "bench_miss.sh failed"; rc=1; }
+	msg "host: the two paths into a container's veth (bench_peer.sh)"
+	XF_BENCH_QUICK=$quick bash bench/host/bench_peer.sh "$out" </dev/null ||
+		{ msg "bench_peer.sh failed"; rc=1; }
 fi
 
 if [ "${XF_BENCH_GUEST:-1}" = 1 ]; then
