@@ -804,6 +804,34 @@ def udp_rates(ns, addr, port, secs, length, counters):
     return rates
 
 
+
+def tcp_udp_run(out, section, cfg, r, ns, addr, port, secs, length,
+                counters, res, udp_fields):
+    """One run of a TCP stream, then UDP datagrams of length bytes, from
+    namespace ns to addr (tcp_gbps(), udp_rates() with counters()): the
+    figures go to res ("tcp" and the keys of udp_fields, lists) and to the
+    CSV as tcp_gbps_run<r> and udp_pps_run<r>; a failure is a note.
+    Returns the log line's text (udp_fields: what each figure is)."""
+    line = "%s %s run %d:" % (section, cfg, r)
+    try:
+        g = tcp_gbps(ns, addr, port, secs)
+        res["tcp"].append(g)
+        out.csv(section, cfg, "tcp_gbps_run%d" % r, g, "Gbit/s")
+        line += " tcp %.3f Gbit/s" % g
+    except Failed as e:
+        out.note(section, "%s run %d: tcp failed: %s" % (cfg, r, e))
+    try:
+        u = udp_rates(ns, addr, port, secs, length, counters)
+        for w in udp_fields:
+            res[w].append(u[w])
+        out.csv(section, cfg, "udp_pps_run%d" % r, u["in"], "pps")
+        line += "; udp " + ", ".join("%.0f pps %s" % (u[w], udp_fields[w])
+                                     for w in udp_fields)
+    except Failed as e:
+        out.note(section, "%s run %d: udp failed: %s" % (cfg, r, e))
+    return line
+
+
 # ------------------------------------------------------------ the run
 
 class Context:

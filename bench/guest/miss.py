@@ -24,7 +24,7 @@ import time
 from benchstats import best, median, ratio
 from guest.common import (Failed, Iperf3Server, devs_del, ip_batch, must,
                           netns_fresh, netns_del, rule_in_hw, rule_packets,
-                          run, rx_packets, tcp_gbps, udp_layer, udp_rates,
+                          run, rx_packets, tcp_udp_run, udp_layer,
                           v6_off, xdp_prog_id)
 
 CONFIGS = ("disabled", "xdp", "tc", "auto")
@@ -177,24 +177,10 @@ def run_section(ctx):
 
 def one_run(ctx, cfg, r, res):
     out, k = ctx.out, ctx.knobs
-    line = "miss %s run %d:" % (cfg, r)
-    try:
-        g = tcp_gbps(NS, IP, PORT, k.miss_secs)
-        res["tcp"].append(g)
-        out.csv("miss", cfg, "tcp_gbps_run%d" % r, g, "Gbit/s")
-        line += " tcp %.3f Gbit/s" % g
-    except Failed as e:
-        out.note("miss", "%s run %d: tcp failed: %s" % (cfg, r, e))
-    try:
-        u = udp_rates(NS, IP, PORT, k.miss_secs, 64, counters)
-        for w in ("in", "dlv", "dev", "sent"):
-            res[w].append(u[w])
-        out.csv("miss", cfg, "udp_pps_run%d" % r, u["in"], "pps")
-        line += ("; udp %.0f pps at the UDP layer, %.0f delivered, %.0f at "
-                 "mr0, %.0f sent" % (u["in"], u["dlv"], u["dev"], u["sent"]))
-    except Failed as e:
-        out.note("miss", "%s run %d: udp failed: %s" % (cfg, r, e))
-    out.log(line)
+    out.log(tcp_udp_run(out, "miss", cfg, r, NS, IP, PORT, k.miss_secs, 64,
+                        counters, res, {"in": "at the UDP layer",
+                                        "dlv": "delivered", "dev": "at mr0",
+                                        "sent": "sent"}))
 
 
 def report(out, k, res, hooks, why):

@@ -38,7 +38,7 @@ from benchstats import median, ratio
 from guest.common import (Failed, Iperf3Server, XdpFlow, devs_del,
                           ip_batch, link_stats, must, netns_del,
                           netns_fresh, rule_in_hw, rule_packets, run,
-                          tcp_gbps, udp_layer, udp_rates, v6_off)
+                          tcp_udp_run, udp_layer, v6_off)
 
 CT, TX = "xfbp_ct", "xfbp_tx"
 D, S, X, P = "bpd0", "bps0", "bpx0", "bpp0"
@@ -144,28 +144,15 @@ def one_run(ctx, cfg, r, srv, res):
     """TCP, then UDP, on the configuration set up; then its checks."""
     out, k = ctx.out, ctx.knobs
     x0, p0 = counts()
-    line = "peer %s run %d:" % (cfg, r)
-    try:
-        g = tcp_gbps(TX, P_IP, PORT, k.peer_secs)
-        res["tcp"].append(g)
-        out.csv("peer", cfg, "tcp_gbps_run%d" % r, g, "Gbit/s")
-        line += " tcp %.3f Gbit/s" % g
-    except Failed as e:
-        out.note("peer", "%s run %d: tcp failed: %s" % (cfg, r, e))
 
     def layer():
         received, delivered = udp_layer(srv.pid)
         return {"in": received, "dlv": delivered}
 
-    try:
-        u = udp_rates(TX, P_IP, PORT, k.peer_secs, UDP_LEN, layer)
-        for w in ("in", "dlv", "sent"):
-            res[w].append(u[w])
-        out.csv("peer", cfg, "udp_pps_run%d" % r, u["in"], "pps")
-        line += "; udp %.0f pps at the UDP layer, %.0f delivered, %.0f " \
-                "sent" % (u["in"], u["dlv"], u["sent"])
-    except Failed as e:
-        out.note("peer", "%s run %d: udp failed: %s" % (cfg, r, e))
+    line = tcp_udp_run(out, "peer", cfg, r, TX, P_IP, PORT, k.peer_secs,
+                       UDP_LEN, layer, res, {"in": "at the UDP layer",
+                                             "dlv": "delivered",
+                                             "sent": "sent"})
     x1, p1 = counts()
     pkts = rule_packets(D, 1, hw=cfg != "tc_flower") or 0
     res["rule"] += pkts
