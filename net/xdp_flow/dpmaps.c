@@ -230,12 +230,9 @@ int xdp_flow_dp_peer_write(u32 ifindex, const union xdp_flow_peer *peer)
 						BPF_NOEXIST);
 	else if (cur)
 		err = map->ops->map_delete_elem(map, &ifindex);
-	rcu_read_unlock();
-	if (err && peer) {
-		rcu_read_lock();
+	if (err && peer)
 		map->ops->map_delete_elem(map, &ifindex);
-		rcu_read_unlock();
-	}
+	rcu_read_unlock();
 	mutex_unlock(&xdp_flow_dp_lock);
 	return err;
 }
