@@ -35,9 +35,11 @@
  * stdout (ns per frame over the rounds), and a readable table with the
  * ratios to the references on stderr.
  *
- * Usage: bench_dp [--quick] [--masks 1|16|64]
- *   --quick  3 rounds of 16,384 frames (a smoke run, not for figures)
- *   --masks  only the configurations of that many masks
+ * Usage: bench_dp [--quick] [--masks 1|16|64] [--profile VARIANT FLOWS]
+ *   --quick    3 rounds of 16,384 frames (a smoke run, not for figures)
+ *   --masks    only the configurations of that many masks
+ *   --profile  no figures: run one case (of the first configuration
+ *              selected) for about 10 s, for perf record -a to sample
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -427,6 +429,28 @@ static double med(struct bench_case *cs, int n, enum variant v,
 	return c ? median(c->ns, &min) : 0;
 }
 
+/* Runs case (@v, @flows) for about 10 s, for a profiler to sample. */
+static void profile(unsigned int masks, unsigned int want_rules,
+		    enum variant v, unsigned int flows)
+{
+	struct bench_case c = { .v = v, .flows = flows };
+	double ns = 0, min = 1e9, one;
+	unsigned int runs = 0;
+
+	if (rules_setup(masks, want_rules) < 0)
+		exit(1);
+	while (ns < 10e9) {
+		one = run(&c, masks);
+		if (one < min)
+			min = one;
+		ns += one * repeat;
+		runs++;
+	}
+	fprintf(stderr, "%s, %u masks, %u flows: %.1f ns per frame (mean), %.1f (min of %u runs)\n",
+		variant_names[v], masks, flows, ns / runs / repeat, min, runs);
+	rules_clear();
+}
+
 static void bench_config(unsigned int masks, unsigned int want_rules)
 {
 	struct bench_case cs[32];
@@ -494,7 +518,8 @@ static void bench_config(unsigned int masks, unsigned int want_rules)
 int main(int argc, char **argv)
 {
 	static const unsigned int masks[] = { 1, 16, 64 };
-	unsigned int mi, only = 0;
+	unsigned int mi, only = 0, pflows = 0;
+	enum variant pv = NR_VARIANTS;
 	cpu_set_t one;
 	enum xf_prog p;
 	int a;
@@ -505,8 +530,17 @@ int main(int argc, char **argv)
 			repeat = 16384;
 		} else if (!strcmp(argv[a], "--masks") && a + 1 < argc) {
 			only = atoi(argv[++a]);
+		} else if (!strcmp(argv[a], "--profile") && a + 2 < argc) {
+			for (pv = 0; pv < NR_VARIANTS; pv++)
+				if (!strcmp(argv[a + 1], variant_names[pv]))
+					break;
+			pflows = atoi(argv[a + 2]);
+			a += 2;
+			if (pv == NR_VARIANTS || !pflows)
+				goto usage;
 		} else {
-			fprintf(stderr, "usage: bench_dp [--quick] [--masks 1|16|64]\n");
+usage:
+			fprintf(stderr, "usage: bench_dp [--quick] [--masks 1|16|64] [--profile VARIANT FLOWS]\n");
 			return 2;
 		}
 	}
@@ -537,6 +571,10 @@ int main(int argc, char **argv)
 	for (mi = 0; mi < ARRAY_SIZE(masks); mi++) {
 		if (only && masks[mi] != only)
 			continue;
+		if (pv != NR_VARIANTS) {
+			profile(masks[mi], 0, pv, pflows);
+			break;
+		}
 		bench_config(masks[mi], 0);
 		bench_config(masks[mi], 100000);
 	}
