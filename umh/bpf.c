@@ -150,7 +150,7 @@ int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms)
 
 /*
  * Buckets for the flow table: a mask's region holds about 2 keys a bucket
- * at most (of 7 ways), so that a key whose two buckets are both full is a
+ * at most (of 8 ways), so that a key whose two buckets are both full is a
  * rarity; regions are powers of 2, and a growing one is copied: twice
  * that, a power of 2.
  */

@@ -861,16 +861,16 @@ static int flow_erase(struct table *t, const struct tentry *e)
 	return 0;
 }
 
-/* The words @m keeps (not all zero), in @words; returns how many. */
-static __u8 mask_words(const struct xdp_flow_key *m, __u8 *words)
+/* Whether @m keeps a word of XDP_FLOW_WIDE_WORDS. */
+static __u32 mask_wide(const struct xdp_flow_key *m)
 {
 	const xdp_flow_word *mw = (const xdp_flow_word *)m;
-	__u8 j, n = 0;
+	__u32 j;
 
 	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-		if (mw[j])
-			words[n++] = j;
-	return n;
+		if (mw[j] && (XDP_FLOW_WIDE_WORDS & (1u << j)))
+			return 1;
+	return 0;
 }
 
 static int mask_cmp(const void *a, const void *b)
@@ -920,8 +920,7 @@ static int list_publish(struct table *t)
 		list->masks[n].slot = i;
 		list->masks[n].min_order = min[i];
 		list->masks[n].mask = tm->mask;
-		list->masks[n].nwords = mask_words(&tm->mask,
-						   list->masks[n].words);
+		list->masks[n].wide = mask_wide(&tm->mask);
 		list->masks[n].fb_base = tm->reg.base;
 		list->masks[n].fb_mask = (1u << tm->reg.order) - 1;
 		n++;

@@ -490,6 +490,38 @@ static __always_inline int mask_may_beat(const struct xdp_flow_dp_mask *m,
 }
 
 /*
+ * The rule of the entry among @bk's ways whose signature is @sig and whose
+ * key is (@m, @kw masked with it), or -1.
+ */
+static __always_inline int ft_ways(const struct xdp_flow_ft_bucket *bk,
+				   const struct xdp_flow_dp_mask *m,
+				   const xdp_flow_word *kw, __u16 sig)
+{
+	const xdp_flow_word *mw = (const xdp_flow_word *)&m->mask;
+	const struct xdp_flow_ft_entry *e;
+	const xdp_flow_word *ew;
+	__u32 w, j, slot;
+	__u64 diff;
+
+#pragma unroll
+	for (w = 0; w < XDP_FLOW_FT_WAYS; w++) {
+		if (bk->sig[w] != sig)
+			continue;
+		slot = bk->slot[w];
+		e = bpf_map_lookup_elem(&xf_fentries, &slot);
+		if (!e || e->mask_id != m->id)
+			continue;
+		ew = (const xdp_flow_word *)&e->key;
+		diff = 0;
+		for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+			diff |= ew[j] ^ (kw[j] & mw[j]);
+		if (!diff)
+			return e->rule;
+	}
+	return -1;
+}
+
+/*
  * The rule the flow table holds for (@m, @kw masked with it): its id, or
  * -1. The first bucket of the mask's region, and the second only when the
  * first one's keys spilled there.
@@ -499,49 +531,50 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 				     const xdp_flow_word *kw)
 {
 	const xdp_flow_word *mw = (const xdp_flow_word *)&m->mask;
-	__u64 h = xdp_flow_ft_start(fh, m->id), diff;
-	__u32 b, sig, pass, w, j, k, nw = m->nwords, slot, idx;
+	__u64 h = xdp_flow_ft_start(fh, m->id);
 	struct xdp_flow_ft_bucket *bk;
-	struct xdp_flow_ft_entry *e;
-	const xdp_flow_word *ew;
+	__u32 b, idx;
+	__u16 sig;
+	int ret;
 
-	/* The words the mask keeps; the others would add 0. */
-	for (k = 0; k < XDP_FLOW_KEY_WORDS; k++) {
-		if (k >= nw)
-			break;
-		j = m->words[k];
-		if (j >= XDP_FLOW_KEY_WORDS)
-			return -1;
-		h += (kw[j] & mw[j]) * fh->mul[j];
+	/* Straight on, the words of XDP_FLOW_WIDE_WORDS only if the mask
+	 * keeps one: a loop over the words it keeps costs more.
+	 */
+#define FT_WORD(j)	(h += (kw[j] & mw[j]) * fh->mul[j])
+	FT_WORD(0);
+	FT_WORD(2);
+	FT_WORD(3);
+	FT_WORD(4);
+	FT_WORD(6);
+	FT_WORD(8);
+	FT_WORD(10);
+	if (m->wide) {
+		FT_WORD(1);
+		FT_WORD(5);
+		FT_WORD(7);
+		FT_WORD(9);
 	}
+#undef FT_WORD
 	h = xdp_flow_ft_mix(h);
 	b = h & m->fb_mask;
 	sig = xdp_flow_ft_sig(h);
-	for (pass = 0; pass < 2; pass++) {
-		idx = m->fb_base + b;
-		bk = bpf_map_lookup_elem(&xf_fbuckets, &idx);
-		if (!bk)
-			return -1;
-#pragma unroll
-		for (w = 0; w < XDP_FLOW_FT_WAYS; w++) {
-			if (bk->sig[w] != sig)
-				continue;
-			slot = bk->slot[w];
-			e = bpf_map_lookup_elem(&xf_fentries, &slot);
-			if (!e || e->mask_id != m->id)
-				continue;
-			ew = (const xdp_flow_word *)&e->key;
-			diff = 0;
-			for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-				diff |= ew[j] ^ (kw[j] & mw[j]);
-			if (!diff)
-				return e->rule;
-		}
-		if (!bk->spill)
-			return -1;
-		b = xdp_flow_ft_alt(b, sig, m->fb_mask);
+	idx = m->fb_base + b;
+	bk = bpf_map_lookup_elem(&xf_fbuckets, &idx);
+	if (!bk)
+		return -1;
+	if (xdp_flow_ft_sig_match(bk->sigw[0], sig) |
+	    xdp_flow_ft_sig_match(bk->sigw[1], sig)) {
+		ret = ft_ways(bk, m, kw, sig);
+		if (ret >= 0)
+			return ret;
 	}
-	return -1;
+	if (!bk->spill)
+		return -1;
+	idx = m->fb_base + xdp_flow_ft_alt(b, sig, m->fb_mask);
+	bk = bpf_map_lookup_elem(&xf_fbuckets, &idx);
+	if (!bk)
+		return -1;
+	return ft_ways(bk, m, kw, sig);
 }
 
 /* Masks searched per bpf_loop() step: a call per mask would cost more
@@ -556,17 +589,20 @@ static int lookup_masks(__u32 i, struct lookup_ctx *lc)
 	const xdp_flow_word *kw = (const xdp_flow_word *)lc->key;
 	struct xdp_flow_dp_rule *rule;
 	struct xdp_flow_dp_mask *m;
-	__u32 k, mi, id;
+	__u64 mi;
+	__u32 k, id;
 	int ret;
 
 	for (k = 0; k < LOOKUP_STEP; k++) {
-		mi = i * LOOKUP_STEP + k;
+		mi = (__u64)i * LOOKUP_STEP + k;
 		if (mi >= lc->n || mi >= XDP_FLOW_MAX_MASKS)
 			return 1;
-		m = &lc->list->masks[mi];
-		/* Keep the pointer: clang would derive it again from @i, whose
-		 * bounds the verifier no longer knows there.
+		/* Keep the index checked and the pointer: clang would derive
+		 * them again from @i, whose bounds the verifier no longer
+		 * knows there.
 		 */
+		asm volatile("" : "+r"(mi));
+		m = &lc->list->masks[mi];
 		asm volatile("" : "+r"(m));
 		/*
 		 * No rule of this mask can beat the best so far. Later masks

@@ -68,15 +68,16 @@ typedef __u64 __attribute__((__may_alias__)) xdp_flow_word;
  * of 2 of them, named in the mask list), so that a small mask's buckets
  * stay in the CPU's cache. An entry is found by a hash of its mask id and
  * masked key (xdp_flow_ft_hash()): the low bits pick its first bucket in
- * the region, the high ones make its signature. A bucket holds up to XDP_FLOW_FT_WAYS
- * signatures and, beside each, the entry's slot; only a signature that
- * matches costs a look at the entry. A key whose first bucket is full goes
- * to its second one (xdp_flow_ft_alt()), and its first bucket's @spill
- * counts it, so a lookup reads the second bucket only when @spill says
- * that some key may be there. A key whose two buckets are both full first
- * moves one of the first bucket's own keys to that key's second bucket;
- * when that too finds no room, the rule is refused as if the table were
- * full (it stays in software).
+ * the region, the top 16 make its signature. A bucket (a cache line) holds
+ * up to XDP_FLOW_FT_WAYS signatures and, beside each, the entry's slot;
+ * the program tests the signatures 4 at a time (xdp_flow_ft_sig_match()),
+ * and only one that matches costs a look at the entry. A key whose first
+ * bucket is full goes to its second one (xdp_flow_ft_alt()), and its first
+ * bucket's @spill counts it, so a lookup reads the second bucket only when
+ * @spill says that some key may be there. A key whose two buckets are both
+ * full first moves one of the first bucket's own keys to that key's second
+ * bucket; when that too finds no room, the rule is refused as if the table
+ * were full (it stays in software).
  *
  * The helper writes in place, in an order that keeps every lookup exact:
  * an entry is filled before its slot and then its signature are stored,
@@ -88,7 +89,7 @@ typedef __u64 __attribute__((__may_alias__)) xdp_flow_word;
  * whole entry (mask id and key) after the signature matched, so a slot it
  * read while the helper reused a way cannot make it take a wrong entry.
  */
-#define XDP_FLOW_FT_WAYS	7
+#define XDP_FLOW_FT_WAYS	8
 
 /* Entries for @flows keys: an eighth more, so that deleted slots can wait
  * for a grace period before they are used again (dp_open() sizes
@@ -97,10 +98,13 @@ typedef __u64 __attribute__((__may_alias__)) xdp_flow_word;
 #define XDP_FLOW_FT_ENTRIES(flows)	((flows) + (flows) / 8)
 
 struct xdp_flow_ft_bucket {
-	__u32	sig[XDP_FLOW_FT_WAYS];	/* 0: a free way */
-	__u32	spill;		/* keys of this first bucket in their second */
+	union {
+		__u16	sig[XDP_FLOW_FT_WAYS];	/* 0: a free way */
+		__u64	sigw[XDP_FLOW_FT_WAYS / 4];	/* read 4 at a time */
+	};
 	__u32	slot[XDP_FLOW_FT_WAYS];	/* index in xf_fentries */
-	__u32	pad;
+	__u32	spill;		/* keys of this first bucket in their second */
+	__u32	pad[3];
 };
 
 struct xdp_flow_ft_entry {
@@ -121,10 +125,21 @@ struct xdp_flow_ft_hash {
 /*
  * The hash of (@mask_id, @kw masked with @mw): a sum of the masked words
  * times random odd multipliers (independent multiplications), then mixed.
- * A word the mask clears adds nothing, so the XDP program sums only those
- * it keeps (xdp_flow_dp_mask's @words) between xdp_flow_ft_start() and
- * xdp_flow_ft_mix(), and gets the same hash.
+ * A word the mask clears adds nothing, so the XDP program leaves out the
+ * words few masks keep (XDP_FLOW_WIDE_WORDS) for a mask that keeps none of
+ * them, and gets the same hash.
  */
+/*
+ * The key words few masks keep: the rest of the Ethernet addresses (word
+ * 1), the second halves of the IPv6 addresses (5, 7) and most of ARP's
+ * hardware addresses (9). The others hold the device and the start of the
+ * Ethernet destination, the protocols and tags, the IPv4 addresses (and
+ * the IPv6 ones' first halves), the ports and the chain.
+ */
+#define XDP_FLOW_WIDE_WORDS	((1u << 1) | (1u << 5) | (1u << 7) | (1u << 9))
+_Static_assert(XDP_FLOW_KEY_WORDS == 11,
+	       "the XDP program hashes the key's words one by one");
+
 static __always_inline __u64 xdp_flow_ft_start(const struct xdp_flow_ft_hash *fh,
 					       __u32 mask_id)
 {
@@ -151,9 +166,23 @@ static __always_inline __u64 xdp_flow_ft_hash(const struct xdp_flow_ft_hash *fh,
 	return xdp_flow_ft_mix(h);
 }
 
-static __always_inline __u32 xdp_flow_ft_sig(__u64 h)
+static __always_inline __u16 xdp_flow_ft_sig(__u64 h)
 {
-	return (__u32)(h >> 32) | 1;
+	return (__u16)(h >> 48) | 1;
+}
+
+/*
+ * Which of the 4 signatures in @sigw may be @sig: the top bit of each
+ * 16-bit lane whose signature equals it, and possibly of lanes above such
+ * a lane (a borrow), never of a lane when no lane is equal. A bucket is
+ * thus tested 4 ways at a time without a branch per way; the ways it
+ * flags are then compared one by one.
+ */
+static __always_inline __u64 xdp_flow_ft_sig_match(__u64 sigw, __u16 sig)
+{
+	__u64 x = sigw ^ (sig * 0x0001000100010001ULL);
+
+	return (x - 0x0001000100010001ULL) & ~x & 0x8000800080008000ULL;
 }
 
 /* The second bucket of a key (both relative to the region): never its
@@ -170,10 +199,8 @@ struct xdp_flow_dp_mask {
 	__u32	slot;		/* its index in xf_mask_min */
 	__u64	min_order;	/* its lowest order when the list was made */
 	struct xdp_flow_key mask;
-	/* The key words the mask does not clear: only they are hashed. */
-	__u8	nwords;
-	__u8	words[XDP_FLOW_KEY_WORDS];
-	__u8	pad[4];
+	__u32	wide;		/* it keeps a word of XDP_FLOW_WIDE_WORDS */
+	__u32	pad[3];
 	/* Its region of xf_fbuckets: fb_mask + 1 buckets from fb_base on. */
 	__u32	fb_base;
 	__u32	fb_mask;

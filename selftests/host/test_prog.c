@@ -966,7 +966,7 @@ static int rule_key(const char *args, struct xdp_flow_key *key,
 	return 0;
 }
 
-#define FT_RULES	12	/* more than a bucket's 7 ways */
+#define FT_RULES	12	/* more than a bucket's ways */
 
 static void ft_rule(char *buf, size_t len, __u32 id, __u32 dst)
 {
@@ -1040,9 +1040,9 @@ static void test_ft_buckets(void)
 	fb_base = list->masks[0].fb_base;
 	free(list);
 	d = fb_base + b1;
-	if (bpf_map_lookup_elem(fb_fd, &d, &bk) || bk.spill != FT_RULES - 7) {
+	if (bpf_map_lookup_elem(fb_fd, &d, &bk) || bk.spill != FT_RULES - XDP_FLOW_FT_WAYS) {
 		fail("bucket %u counts %u keys in their second bucket, want %u",
-		     b1, bk.spill, FT_RULES - 7);
+		     b1, bk.spill, FT_RULES - XDP_FLOW_FT_WAYS);
 		goto out;
 	}
 	for (i = 0; i < FT_RULES; i++) {
@@ -1056,9 +1056,9 @@ static void test_ft_buckets(void)
 	del(100);
 	del(100 + FT_RULES - 1);
 	bpf_map_lookup_elem(fb_fd, &d, &bk);
-	if (bk.spill != FT_RULES - 8)
+	if (bk.spill != FT_RULES - XDP_FLOW_FT_WAYS - 1)
 		fail("after deleting a spilled key, %u counted, want %u",
-		     bk.spill, FT_RULES - 8);
+		     bk.spill, FT_RULES - XDP_FLOW_FT_WAYS - 1);
 	for (i = 1; i < FT_RULES - 1; i++) {
 		struct in_addr a = { .s_addr = htonl(dst[i]) };
 
@@ -1113,6 +1113,47 @@ out:
 	del_all();
 }
 
+/*
+ * xdp_flow_ft_sig_match(), the program's test of 4 signatures at once:
+ * never a miss for a lane that holds the signature, and no lane flagged
+ * when none does. Random words, and words built to hold it in one lane.
+ */
+static void test_ft_sig_match(void)
+{
+	__u64 x = 0x9e3779b97f4a7c15ULL, w, m;
+	unsigned int i, lane, bad = 0;
+	__u16 sig, l;
+	bool any;
+
+	for (i = 0; i < 1000000 && bad < 5; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		w = x;
+		sig = (x >> 20) | 1;
+		if (i & 1) {
+			lane = (x >> 40) & 3;
+			w &= ~(0xffffULL << (16 * lane));
+			w |= (__u64)sig << (16 * lane);
+		}
+		m = xdp_flow_ft_sig_match(w, sig);
+		any = false;
+		for (lane = 0; lane < 4; lane++) {
+			l = w >> (16 * lane);
+			if (l == sig) {
+				any = true;
+				if (!(m & (0x8000ULL << (16 * lane))))
+					bad++;
+			}
+		}
+		if (!any && m)
+			bad++;
+	}
+	if (bad)
+		fail("%u words tested wrong", bad);
+	log_test("flow table: signatures tested 4 at a time, none missed or invented");
+}
+
 /* Key @i of test_ft_room(): a 4-word key of mask 7. */
 static void room_key(__u32 i, struct xdp_flow_key *k)
 {
@@ -1137,7 +1178,7 @@ static void test_ft_room(void)
 	int hfd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_fhash", 4,
 				 sizeof(struct xdp_flow_ft_hash), 1, &mm);
 	__u32 a = 0, b = 0, mover = ~0u, k = ~0u, i, n = 0, zero = 0, sig;
-	__u32 in_a[7], in_b[7], na = 0, nb = 0;
+	__u32 in_a[XDP_FLOW_FT_WAYS], in_b[XDP_FLOW_FT_WAYS], na = 0, nb = 0;
 	struct xdp_flow_ft_hash fh;
 	struct xdp_flow_key key;
 	struct ftab_region r;
@@ -1150,12 +1191,13 @@ static void test_ft_room(void)
 		fail("cannot make a flow table: %s", strerror(errno));
 		goto out;
 	}
+#define W		XDP_FLOW_FT_WAYS
 #define FIRST(i)	(room_key(i, &key),				\
 			 h = xdp_flow_ft_hash(&fh, 7, (xdp_flow_word *)&key, \
 					      (xdp_flow_word *)&key),	\
 			 sig = xdp_flow_ft_sig(h), (__u32)(h & 3))
-	/* K: its first bucket a, its second b; a and b filled with 7 keys
-	 * each whose first bucket they are; one of a's keys must have its
+	/* K: its first bucket a, its second b; a and b filled with keys
+	 * whose first bucket they are (a bucket's ways each); one of a's keys must have its
 	 * second bucket elsewhere than b.
 	 */
 	for (i = 1; i < 100000 && k == ~0u; i++) {
@@ -1163,37 +1205,37 @@ static void test_ft_room(void)
 		b = xdp_flow_ft_alt(a, sig, 3);
 		k = i;
 	}
-	for (i = 1; i < 100000 && (na < 7 || nb < 7); i++) {
+	for (i = 1; i < 100000 && (na < W || nb < W); i++) {
 		__u32 first = FIRST(i);
 
 		if (i == k)
 			continue;
-		if (first == a && na < 7 &&
-		    (na < 6 || mover != ~0u ||
+		if (first == a && na < W &&
+		    (na < W - 1 || mover != ~0u ||
 		     xdp_flow_ft_alt(a, sig, 3) != b)) {
 			if (xdp_flow_ft_alt(a, sig, 3) != b && mover == ~0u)
 				mover = i;
 			in_a[na++] = i;
-		} else if (first == b && nb < 7) {
+		} else if (first == b && nb < W) {
 			in_b[nb++] = i;
 		}
 	}
-	if (na < 7 || nb < 7 || mover == ~0u) {
+	if (na < W || nb < W || mover == ~0u) {
 		fail("found %u and %u keys for the two buckets", na, nb);
 		goto out;
 	}
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < W; i++) {
 		room_key(in_a[i], &key);
 		n += !ftab_set(f, &r, 7, &key, in_a[i], 1);
 		room_key(in_b[i], &key);
 		n += !ftab_set(f, &r, 7, &key, in_b[i], 1);
 	}
 	room_key(k, &key);
-	if (n != 14 || ftab_spilled(f) ||
+	if (n != 2 * W || ftab_spilled(f) ||
 	    ftab_set(f, &r, 7, &key, k, 1) || ftab_spilled(f) != 1)
 		fail("a key with both buckets full: %u placed, %u spilled", n,
 		     ftab_spilled(f));
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < W; i++) {
 		room_key(in_a[i], &key);
 		if (ftab_lookup(f, &r, 7, &key) != (int)in_a[i])
 			fail("key %u of the first bucket lost", in_a[i]);
@@ -1205,13 +1247,13 @@ static void test_ft_room(void)
 	if (ftab_lookup(f, &r, 7, &key) != (int)k)
 		fail("the new key is not found");
 	log_test("flow table: both buckets full, a key moves to make room");
-	/* Fill the region (28 ways): the next key finds no room. */
-	for (i = 100000; n < 27 && i < 200000; i++) {
+	/* Fill the region (4 buckets): the next key finds no room. */
+	for (i = 100000; n < 4 * W - 1 && i < 200000; i++) {
 		room_key(i, &key);
 		n += !ftab_set(f, &r, 7, &key, i, 1);
 	}
 	room_key(i, &key);
-	if (n != 27 || ftab_set(f, &r, 7, &key, i, 1) != -ENOSPC ||
+	if (n != 4 * W - 1 || ftab_set(f, &r, 7, &key, i, 1) != -ENOSPC ||
 	    ftab_lookup(f, &r, 7, &key) != -1)
 		fail("a full region: %u keys, then not -ENOSPC", n + 1);
 	room_key(k, &key);
@@ -1219,6 +1261,7 @@ static void test_ft_room(void)
 		fail("a refused key lost another");
 	log_test("flow table: a full region refuses a key, -ENOSPC, nothing lost");
 #undef FIRST
+#undef W
 out:
 	ftab_free(f);
 	close(bfd);
@@ -1905,6 +1948,7 @@ static void test_all(void)
 	test_gate();
 	test_same_key();
 	test_emc();
+	test_ft_sig_match();
 	test_ft_buckets();
 	test_ft_room();
 	test_race();
