@@ -242,6 +242,41 @@ static __always_inline __u32 pkt_len16(__be16 v)
 	return len;
 }
 
+/*
+ * Loads from the frame in words. clang copies a byte array it cannot prove
+ * aligned byte by byte; the frame's headers are 2-byte aligned at best, but
+ * the verifier lets a program read packet data unaligned wherever the CPU
+ * can (every architecture with efficient unaligned access), so a header
+ * field is read as the words it spans. The key's fields are stored as
+ * words where the key's layout aligns them.
+ */
+typedef __u16 __attribute__((__may_alias__)) xf_u16;
+typedef __u32 __attribute__((__may_alias__)) xf_u32;
+
+_Static_assert(__builtin_offsetof(struct xdp_flow_key, eth_dst) % 4 == 0 &&
+	       __builtin_offsetof(struct xdp_flow_key, eth_src) % 4 == 2 &&
+	       __builtin_offsetof(struct xdp_flow_key, ip_src) % 4 == 0,
+	       "copy_mac() and copy_ip6() store aligned words");
+
+static __always_inline void copy_mac(__u8 *dst, const __u8 *src, int at2)
+{
+	if (at2) {	/* @dst 2 bytes past a 4-byte boundary */
+		*(xf_u16 *)dst = *(const xf_u16 *)src;
+		*(xf_u32 *)(dst + 2) = *(const xf_u32 *)(src + 2);
+	} else {
+		*(xf_u32 *)dst = *(const xf_u32 *)src;
+		*(xf_u16 *)(dst + 4) = *(const xf_u16 *)(src + 4);
+	}
+}
+
+static __always_inline void copy_ip6(__be32 *dst, const void *src)
+{
+	dst[0] = ((const xf_u32 *)src)[0];
+	dst[1] = ((const xf_u32 *)src)[1];
+	dst[2] = ((const xf_u32 *)src)[2];
+	dst[3] = ((const xf_u32 *)src)[3];
+}
+
 /* Values of XDP_PASS and below stop parsing with that verdict. */
 #define PARSE_OK	(-1)
 
@@ -382,8 +417,8 @@ static __always_inline int parse_ipv6(void *nh, void *data_end,
 	key->ip_proto = ip6h->nexthdr;
 	key->ip_tos = (ip6h->priority << 4) | (ip6h->flow_lbl[0] >> 4);
 	key->ip_ttl = ip6h->hop_limit;
-	__builtin_memcpy(key->ip_src, &ip6h->saddr, 16);
-	__builtin_memcpy(key->ip_dst, &ip6h->daddr, 16);
+	copy_ip6(key->ip_src, &ip6h->saddr);
+	copy_ip6(key->ip_dst, &ip6h->daddr);
 	return parse_l4(ip6h + 1, end, data_end, key);
 }
 
@@ -428,8 +463,8 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 
 	if ((void *)(eth + 1) > data_end)
 		return XDP_PASS;
-	__builtin_memcpy(key->eth_dst, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(key->eth_src, eth->h_source, ETH_ALEN);
+	copy_mac(key->eth_dst, eth->h_dest, 0);
+	copy_mac(key->eth_src, eth->h_source, 1);
 	proto = eth->h_proto;
 	nh = eth + 1;
 	/* TC sees the frame without its Ethernet header... */
@@ -583,8 +618,11 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
  */
 #define LOOKUP_STEP	8
 
-/* Masks @i * LOOKUP_STEP on of the tuple-space search: bpf_loop() callback. */
-static int lookup_masks(__u32 i, struct lookup_ctx *lc)
+/*
+ * Masks @i * LOOKUP_STEP on of the tuple-space search. Returns 1 when no
+ * mask is left, 0 otherwise.
+ */
+static __always_inline int search_step(__u32 i, struct lookup_ctx *lc)
 {
 	const xdp_flow_word *kw = (const xdp_flow_word *)lc->key;
 	struct xdp_flow_dp_rule *rule;
@@ -632,6 +670,12 @@ static int lookup_masks(__u32 i, struct lookup_ctx *lc)
 	return 0;
 }
 
+/* The steps after the first: bpf_loop() callback. */
+static int lookup_masks(__u32 i, struct lookup_ctx *lc)
+{
+	return search_step(i + 1, lc);
+}
+
 /*
  * Tuple-space search with TC's semantics: every mask may hold a match, the
  * lowest order wins, whatever the mask. Returns the winning rule id or -1.
@@ -639,11 +683,12 @@ static int lookup_masks(__u32 i, struct lookup_ctx *lc)
  * A global function and bpf_loop() keep verification cheap: a global
  * function is checked once, whatever calls it, and a bpf_loop() body once
  * rather than for every iteration (an open-coded loop over all masks took
- * the verifier 1.5 s).
+ * the verifier 1.5 s). The first step is inline, so that a search of up
+ * to LOOKUP_STEP masks costs no call but this function's.
  */
 __noinline int xdp_flow_search(struct xdp_flow_key *key)
 {
-	struct lookup_ctx lc = { .key = key, .best = -1 };
+	struct lookup_ctx lc = { .key = key };
 #ifdef XDP_FLOW_MUTANT_mask_dst
 	struct xdp_flow_key wrong;
 #endif
@@ -667,18 +712,21 @@ __noinline int xdp_flow_search(struct xdp_flow_key *key)
 	if (!lc.list)
 		return -1;
 	/*
-	 * "No rule yet" is an order no rule has (prio is 16 bits). It is
-	 * computed from list->pad, which is always 0, rather than written as
-	 * a constant: kernels before 6.7 check a bpf_loop() callback once,
-	 * with the caller's constants, and would take the comparisons with
-	 * it for always true or false and drop the other branch as dead code.
+	 * "No rule yet": no rule id, and an order no rule has (prio is 16
+	 * bits). They are computed from list->pad, which is always 0, rather
+	 * than written as constants: kernels before 6.7 check a bpf_loop()
+	 * callback once, with the caller's constants, and would take the
+	 * comparisons with them for always true or false and drop the other
+	 * branch as dead code.
 	 */
+	lc.best = -1 - (int)lc.list->pad;
 	lc.best_order = ~0ULL - lc.list->pad;
 	n = lc.list->count;
 	if (n > XDP_FLOW_MAX_MASKS)
 		n = XDP_FLOW_MAX_MASKS;
 	lc.n = n;
-	bpf_loop((n + LOOKUP_STEP - 1) / LOOKUP_STEP, lookup_masks, &lc, 0);
+	if (!search_step(0, &lc) && n > LOOKUP_STEP)
+		bpf_loop((n - 1) / LOOKUP_STEP, lookup_masks, &lc, 0);
 	return lc.best;
 }
 
