@@ -526,18 +526,23 @@ static __always_inline int mask_may_beat(const struct xdp_flow_dp_mask *m,
 
 /*
  * The rule of the entry among @bk's ways whose signature is @sig and whose
- * key is (@m, @kw masked with it), or -1.
+ * key is (@m, @key masked with it), or -1. Called only for a bucket whose
+ * signatures flag @sig: a global function, so that the verifier checks its
+ * 8 ways once, not once for every mask of a search step.
  */
-static __always_inline int ft_ways(const struct xdp_flow_ft_bucket *bk,
-				   const struct xdp_flow_dp_mask *m,
-				   const xdp_flow_word *kw, __u16 sig)
+__noinline int xdp_flow_ft_ways(const struct xdp_flow_ft_bucket *bk,
+				const struct xdp_flow_dp_mask *m,
+				const struct xdp_flow_key *key, __u32 sig)
 {
-	const xdp_flow_word *mw = (const xdp_flow_word *)&m->mask;
+	const xdp_flow_word *kw = (const xdp_flow_word *)key;
 	const struct xdp_flow_ft_entry *e;
-	const xdp_flow_word *ew;
+	const xdp_flow_word *mw, *ew;
 	__u32 w, j, slot;
 	__u64 diff;
 
+	if (!bk || !m || !key)
+		return -1;
+	mw = (const xdp_flow_word *)&m->mask;
 #pragma unroll
 	for (w = 0; w < XDP_FLOW_FT_WAYS; w++) {
 		if (bk->sig[w] != sig)
@@ -557,6 +562,47 @@ static __always_inline int ft_ways(const struct xdp_flow_ft_bucket *bk,
 }
 
 /*
+ * The rule of bucket @bk's lowest way flagged in (@m0, @m1) (its
+ * xdp_flow_ft_sig_match() of either half, not both 0) if its entry is
+ * (@m, @kw masked with it); otherwise the global function's answer over
+ * all of its ways. The lowest flagged way always holds the signature (a
+ * borrow flags only ways above one that does), and it is the one that
+ * matches unless two keys of the bucket share a signature.
+ */
+static __always_inline int ft_bucket(const struct xdp_flow_ft_bucket *bk,
+				     __u64 m0, __u64 m1,
+				     const struct xdp_flow_dp_mask *m,
+				     const xdp_flow_word *kw, __u16 sig)
+{
+	const xdp_flow_word *mw = (const xdp_flow_word *)&m->mask;
+	const struct xdp_flow_ft_entry *e;
+	const xdp_flow_word *ew;
+	__u64 low, diff = 0;
+	__u32 w = 0, slot, j;
+
+	if (!m0) {
+		m0 = m1;
+		w = 4;
+	}
+	/* The lowest flagged lane, 1 << 16 * lane after the shift, made its
+	 * number by a multiply that lines that lane's field up at the top.
+	 */
+	low = (m0 & -m0) >> 15;
+	w = (w + ((low * 0x0000000100020003ULL) >> 48)) & (XDP_FLOW_FT_WAYS - 1);
+	slot = bk->slot[w];
+	e = bpf_map_lookup_elem(&xf_fentries, &slot);
+	if (e && e->mask_id == m->id) {
+		ew = (const xdp_flow_word *)&e->key;
+#pragma unroll
+		for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+			diff |= ew[j] ^ (kw[j] & mw[j]);
+		if (!diff)
+			return e->rule;
+	}
+	return xdp_flow_ft_ways(bk, m, (const void *)kw, sig);
+}
+
+/*
  * The rule the flow table holds for (@m, @kw masked with it): its id, or
  * -1. The first bucket of the mask's region, and the second only when the
  * first one's keys spilled there.
@@ -566,7 +612,7 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 				     const xdp_flow_word *kw)
 {
 	const xdp_flow_word *mw = (const xdp_flow_word *)&m->mask;
-	__u64 h = xdp_flow_ft_start(fh, m->id);
+	__u64 h = xdp_flow_ft_start(fh, m->id), m0, m1;
 	struct xdp_flow_ft_bucket *bk;
 	__u32 b, idx;
 	__u16 sig;
@@ -597,9 +643,10 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 	bk = bpf_map_lookup_elem(&xf_fbuckets, &idx);
 	if (!bk)
 		return -1;
-	if (xdp_flow_ft_sig_match(bk->sigw[0], sig) |
-	    xdp_flow_ft_sig_match(bk->sigw[1], sig)) {
-		ret = ft_ways(bk, m, kw, sig);
+	m0 = xdp_flow_ft_sig_match(bk->sigw[0], sig);
+	m1 = xdp_flow_ft_sig_match(bk->sigw[1], sig);
+	if (m0 | m1) {
+		ret = ft_bucket(bk, m0, m1, m, kw, sig);
 		if (ret >= 0)
 			return ret;
 	}
@@ -609,14 +656,16 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 	bk = bpf_map_lookup_elem(&xf_fbuckets, &idx);
 	if (!bk)
 		return -1;
-	return ft_ways(bk, m, kw, sig);
+	m0 = xdp_flow_ft_sig_match(bk->sigw[0], sig);
+	m1 = xdp_flow_ft_sig_match(bk->sigw[1], sig);
+	return m0 | m1 ? ft_bucket(bk, m0, m1, m, kw, sig) : -1;
 }
 
 /* Masks searched per bpf_loop() step: a call per mask would cost more
  * than the lookup (every call and return is dear with the kernel's
  * speculation mitigations).
  */
-#define LOOKUP_STEP	8
+#define LOOKUP_STEP	16
 
 /*
  * Masks @i * LOOKUP_STEP on of the tuple-space search. Returns 1 when no
