@@ -602,6 +602,14 @@ static __always_inline int ft_bucket(const struct xdp_flow_ft_bucket *bk,
 	return xdp_flow_ft_ways(bk, m, (const void *)kw, sig);
 }
 
+/* Word @j's term of xdp_flow_ft_hash(). */
+static __always_inline __u64 ft_word(const struct xdp_flow_ft_hash *fh,
+				     const xdp_flow_word *kw,
+				     const xdp_flow_word *mw, __u32 j)
+{
+	return (kw[j] & mw[j]) * fh->mul[j];
+}
+
 /*
  * The rule the flow table holds for (@m, @kw masked with it): its id, or
  * -1. The first bucket of the mask's region, and the second only when the
@@ -621,21 +629,13 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 	/* Straight on, the words of XDP_FLOW_WIDE_WORDS only if the mask
 	 * keeps one: a loop over the words it keeps costs more.
 	 */
-#define FT_WORD(j)	(h += (kw[j] & mw[j]) * fh->mul[j])
-	FT_WORD(0);
-	FT_WORD(2);
-	FT_WORD(3);
-	FT_WORD(4);
-	FT_WORD(6);
-	FT_WORD(8);
-	FT_WORD(10);
-	if (m->wide) {
-		FT_WORD(1);
-		FT_WORD(5);
-		FT_WORD(7);
-		FT_WORD(9);
-	}
-#undef FT_WORD
+	h += ft_word(fh, kw, mw, 0) + ft_word(fh, kw, mw, 2) +
+	     ft_word(fh, kw, mw, 3) + ft_word(fh, kw, mw, 4) +
+	     ft_word(fh, kw, mw, 6) + ft_word(fh, kw, mw, 8) +
+	     ft_word(fh, kw, mw, 10);
+	if (m->wide)
+		h += ft_word(fh, kw, mw, 1) + ft_word(fh, kw, mw, 5) +
+		     ft_word(fh, kw, mw, 7) + ft_word(fh, kw, mw, 9);
 	h = xdp_flow_ft_mix(h);
 	b = h & m->fb_mask;
 	sig = xdp_flow_ft_sig(h);

@@ -540,7 +540,8 @@ int main(int argc, char **argv)
 				goto usage;
 		} else {
 usage:
-			fprintf(stderr, "usage: bench_dp [--quick] [--masks 1|16|64] [--profile VARIANT FLOWS]\n");
+			fprintf(stderr, "usage: bench_dp [--quick] [--masks 1|16|64] %s\n",
+				"[--profile VARIANT FLOWS]");
 			return 2;
 		}
 	}
