@@ -1567,12 +1567,13 @@ int xdp_flow(struct xdp_md *ctx)
 	__u64 tc_len = 0;
 	int ret;
 
+	/* Read first: the device is two loads away, the frame's headers one. */
+	key.ifindex = ctx->ingress_ifindex;
 	if (xf_cfg_bench)
 		bench_rotate(data, data_end);
 	ret = parse_frame(data, data_end, data_end - data, &key, &tc_len);
 	if (ret != PARSE_OK)
 		return ret;
-	key.ifindex = ctx->ingress_ifindex;
 
 	ret = flow_decide(&key, &v);
 	if (ret == XDP_PASS)
