@@ -525,6 +525,30 @@ static __always_inline int mask_may_beat(const struct xdp_flow_dp_mask *m,
 }
 
 /*
+ * The rule of way @w of bucket @bk if its entry is (@m, @kw masked with
+ * it), or -1.
+ */
+static __always_inline int ft_way(const struct xdp_flow_ft_bucket *bk,
+				  __u32 w, const struct xdp_flow_dp_mask *m,
+				  const xdp_flow_word *kw)
+{
+	const xdp_flow_word *mw = (const xdp_flow_word *)&m->mask;
+	const struct xdp_flow_ft_entry *e;
+	const xdp_flow_word *ew;
+	__u32 slot = bk->slot[w], j;
+	__u64 diff = 0;
+
+	e = bpf_map_lookup_elem(&xf_fentries, &slot);
+	if (!e || e->mask_id != m->id)
+		return -1;
+	ew = (const xdp_flow_word *)&e->key;
+#pragma unroll
+	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
+		diff |= ew[j] ^ (kw[j] & mw[j]);
+	return diff ? -1 : (int)e->rule;
+}
+
+/*
  * The rule of the entry among @bk's ways whose signature is @sig and whose
  * key is (@m, @key masked with it), or -1. Called only for a bucket whose
  * signatures flag @sig: a global function, so that the verifier checks its
@@ -535,51 +559,41 @@ __noinline int xdp_flow_ft_ways(const struct xdp_flow_ft_bucket *bk,
 				const struct xdp_flow_key *key, __u32 sig)
 {
 	const xdp_flow_word *kw = (const xdp_flow_word *)key;
-	const struct xdp_flow_ft_entry *e;
-	const xdp_flow_word *mw, *ew;
-	__u32 w, j, slot;
-	__u64 diff;
+	__u32 w;
+	int ret;
 
 	if (!bk || !m || !key)
 		return -1;
-	mw = (const xdp_flow_word *)&m->mask;
 #pragma unroll
 	for (w = 0; w < XDP_FLOW_FT_WAYS; w++) {
 		if (bk->sig[w] != sig)
 			continue;
-		slot = bk->slot[w];
-		e = bpf_map_lookup_elem(&xf_fentries, &slot);
-		if (!e || e->mask_id != m->id)
-			continue;
-		ew = (const xdp_flow_word *)&e->key;
-		diff = 0;
-		for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-			diff |= ew[j] ^ (kw[j] & mw[j]);
-		if (!diff)
-			return e->rule;
+		ret = ft_way(bk, w, m, kw);
+		if (ret >= 0)
+			return ret;
 	}
 	return -1;
 }
 
 /*
- * The rule of bucket @bk's lowest way flagged in (@m0, @m1) (its
- * xdp_flow_ft_sig_match() of either half, not both 0) if its entry is
- * (@m, @kw masked with it); otherwise the global function's answer over
- * all of its ways. The lowest flagged way always holds the signature (a
- * borrow flags only ways above one that does), and it is the one that
- * matches unless two keys of the bucket share a signature.
+ * The rule bucket @bk holds for (@m, @kw masked with it), whose signature
+ * is @sig, or -1. The signatures are tested 4 at a time; the lowest way
+ * they flag always holds @sig (a borrow flags only ways above one that
+ * does), and it is the one that matches unless two keys of the bucket
+ * share a signature: it is compared inline, any other case is left to the
+ * global function.
  */
 static __always_inline int ft_bucket(const struct xdp_flow_ft_bucket *bk,
-				     __u64 m0, __u64 m1,
 				     const struct xdp_flow_dp_mask *m,
 				     const xdp_flow_word *kw, __u16 sig)
 {
-	const xdp_flow_word *mw = (const xdp_flow_word *)&m->mask;
-	const struct xdp_flow_ft_entry *e;
-	const xdp_flow_word *ew;
-	__u64 low, diff = 0;
-	__u32 w = 0, slot, j;
+	__u64 m0 = xdp_flow_ft_sig_match(bk->sigw[0], sig);
+	__u64 m1 = xdp_flow_ft_sig_match(bk->sigw[1], sig);
+	__u32 w = 0;
+	int ret;
 
+	if (!(m0 | m1))
+		return -1;
 	if (!m0) {
 		m0 = m1;
 		w = 4;
@@ -587,18 +601,11 @@ static __always_inline int ft_bucket(const struct xdp_flow_ft_bucket *bk,
 	/* The lowest flagged lane, 1 << 16 * lane after the shift, made its
 	 * number by a multiply that lines that lane's field up at the top.
 	 */
-	low = (m0 & -m0) >> 15;
-	w = (w + ((low * 0x0000000100020003ULL) >> 48)) & (XDP_FLOW_FT_WAYS - 1);
-	slot = bk->slot[w];
-	e = bpf_map_lookup_elem(&xf_fentries, &slot);
-	if (e && e->mask_id == m->id) {
-		ew = (const xdp_flow_word *)&e->key;
-#pragma unroll
-		for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-			diff |= ew[j] ^ (kw[j] & mw[j]);
-		if (!diff)
-			return e->rule;
-	}
+	m0 = (m0 & -m0) >> 15;
+	w = (w + ((m0 * 0x0000000100020003ULL) >> 48)) & (XDP_FLOW_FT_WAYS - 1);
+	ret = ft_way(bk, w, m, kw);
+	if (ret >= 0)
+		return ret;
 	return xdp_flow_ft_ways(bk, m, (const void *)kw, sig);
 }
 
@@ -620,7 +627,7 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 				     const xdp_flow_word *kw)
 {
 	const xdp_flow_word *mw = (const xdp_flow_word *)&m->mask;
-	__u64 h = xdp_flow_ft_start(fh, m->id), m0, m1;
+	__u64 h = xdp_flow_ft_start(fh, m->id);
 	struct xdp_flow_ft_bucket *bk;
 	__u32 b, idx;
 	__u16 sig;
@@ -643,22 +650,14 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 	bk = bpf_map_lookup_elem(&xf_fbuckets, &idx);
 	if (!bk)
 		return -1;
-	m0 = xdp_flow_ft_sig_match(bk->sigw[0], sig);
-	m1 = xdp_flow_ft_sig_match(bk->sigw[1], sig);
-	if (m0 | m1) {
-		ret = ft_bucket(bk, m0, m1, m, kw, sig);
-		if (ret >= 0)
-			return ret;
-	}
-	if (!bk->spill)
-		return -1;
+	ret = ft_bucket(bk, m, kw, sig);
+	if (ret >= 0 || !bk->spill)
+		return ret;
 	idx = m->fb_base + xdp_flow_ft_alt(b, sig, m->fb_mask);
 	bk = bpf_map_lookup_elem(&xf_fbuckets, &idx);
 	if (!bk)
 		return -1;
-	m0 = xdp_flow_ft_sig_match(bk->sigw[0], sig);
-	m1 = xdp_flow_ft_sig_match(bk->sigw[1], sig);
-	return m0 | m1 ? ft_bucket(bk, m0, m1, m, kw, sig) : -1;
+	return ft_bucket(bk, m, kw, sig);
 }
 
 /* Masks searched per bpf_loop() step: a call per mask would cost more

@@ -123,13 +123,6 @@ struct xdp_flow_ft_hash {
 #endif
 
 /*
- * The hash of (@mask_id, @kw masked with @mw): a sum of the masked words
- * times random odd multipliers (independent multiplications), then mixed.
- * A word the mask clears adds nothing, so the XDP program leaves out the
- * words few masks keep (XDP_FLOW_WIDE_WORDS) for a mask that keeps none of
- * them, and gets the same hash.
- */
-/*
  * The key words few masks keep: the rest of the Ethernet addresses (word
  * 1), the second halves of the IPv6 addresses (5, 7) and most of ARP's
  * hardware addresses (9). The others hold the device and the start of the
@@ -140,6 +133,13 @@ struct xdp_flow_ft_hash {
 _Static_assert(XDP_FLOW_KEY_WORDS == 11,
 	       "the XDP program hashes the key's words one by one");
 
+/*
+ * The hash of (@mask_id, @kw masked with @mw): a sum of the masked words
+ * times random odd multipliers (independent multiplications), then mixed.
+ * A word the mask clears adds nothing, so the XDP program leaves out the
+ * words few masks keep (XDP_FLOW_WIDE_WORDS) for a mask that keeps none of
+ * them, and gets the same hash.
+ */
 static __always_inline __u64 xdp_flow_ft_start(const struct xdp_flow_ft_hash *fh,
 					       __u32 mask_id)
 {
