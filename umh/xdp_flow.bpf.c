@@ -243,39 +243,56 @@ static __always_inline __u32 pkt_len16(__be16 v)
 }
 
 /*
- * Loads from the frame in words. clang copies a byte array it cannot prove
- * aligned byte by byte; the frame's headers are 2-byte aligned at best, but
- * the verifier lets a program read packet data unaligned wherever the CPU
- * can (every architecture with efficient unaligned access), so a header
- * field is read as the words it spans. The key's fields are stored as
- * words where the key's layout aligns them.
+ * The parser builds the key in the 64-bit words that the lookup hashes and
+ * compares, each word in a register, and stores each once, whole: a word
+ * stored in pieces and then loaded whole waits for the pieces to reach the
+ * cache (no store-to-load forwarding), and zeroing the key first would
+ * store it twice. KEY_AT() places a field's value, @size bytes in memory
+ * order, where the field lies in its word; KEY_WORD() is the word a field
+ * lies in. Header fields are loaded as the words they span: the verifier
+ * lets a program read packet data unaligned wherever the CPU can (every
+ * architecture with efficient unaligned access). They go through the
+ * pkt_*() functions: given a field of a packed header, clang would split
+ * the load into bytes.
  */
 typedef __u16 __attribute__((__may_alias__)) xf_u16;
 typedef __u32 __attribute__((__may_alias__)) xf_u32;
+typedef __u64 __attribute__((__may_alias__)) xf_u64;
 
-_Static_assert(__builtin_offsetof(struct xdp_flow_key, eth_dst) % 4 == 0 &&
-	       __builtin_offsetof(struct xdp_flow_key, eth_src) % 4 == 2 &&
-	       __builtin_offsetof(struct xdp_flow_key, ip_src) % 4 == 0,
-	       "copy_mac() and copy_ip6() store aligned words");
-
-static __always_inline void copy_mac(__u8 *dst, const __u8 *src, int at2)
+static __always_inline __u16 pkt_u16(const void *p)
 {
-	if (at2) {	/* @dst 2 bytes past a 4-byte boundary */
-		*(xf_u16 *)dst = *(const xf_u16 *)src;
-		*(xf_u32 *)(dst + 2) = *(const xf_u32 *)(src + 2);
-	} else {
-		*(xf_u32 *)dst = *(const xf_u32 *)src;
-		*(xf_u16 *)(dst + 4) = *(const xf_u16 *)(src + 4);
-	}
+	return *(const xf_u16 *)p;
 }
 
-static __always_inline void copy_ip6(__be32 *dst, const void *src)
+static __always_inline __u32 pkt_u32(const void *p)
 {
-	dst[0] = ((const xf_u32 *)src)[0];
-	dst[1] = ((const xf_u32 *)src)[1];
-	dst[2] = ((const xf_u32 *)src)[2];
-	dst[3] = ((const xf_u32 *)src)[3];
+	return *(const xf_u32 *)p;
 }
+
+static __always_inline __u64 pkt_u64(const void *p)
+{
+	return *(const xf_u64 *)p;
+}
+
+#define KEY_OFF(field)	__builtin_offsetof(struct xdp_flow_key, field)
+#define KEY_WORD(field)	(KEY_OFF(field) / 8)
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define KEY_BE		1
+#else
+#define KEY_BE		0
+#endif
+#define KEY_AT(v, field, size)						\
+	((__u64)(v) << 8 * (KEY_BE ? 8 - KEY_OFF(field) % 8 - (size) :	\
+			    KEY_OFF(field) % 8))
+
+_Static_assert(KEY_OFF(eth_dst) == 4 && KEY_OFF(eth_src) == 10 &&
+	       KEY_WORD(n_proto) == 2 && KEY_WORD(cvlan_tpid) == 2 &&
+	       KEY_WORD(cvlan_tci) == 3 && KEY_WORD(tcp_flags) == 3 &&
+	       KEY_OFF(ip_src) == 32 && KEY_OFF(ip_dst) == 48 &&
+	       KEY_WORD(l4_src) == 8 && KEY_OFF(arp_sha) == 68 &&
+	       KEY_OFF(arp_tha) == 74 && KEY_OFF(chain) == 80 &&
+	       XDP_FLOW_KEY_WORDS == 11,
+	       "the parser's words follow struct xdp_flow_key");
 
 /* Values of XDP_PASS and below stop parsing with that verdict. */
 #define PARSE_OK	(-1)
@@ -296,22 +313,16 @@ static __always_inline int l4_short(void *l4, __u32 size, void *end,
 	return l4 + size > end || l4 + size > data_end;
 }
 
-static __always_inline int parse_ports(void *l4, void *end, void *data_end,
-				       struct xdp_flow_key *key, __u32 size)
-{
-	__be16 *ports = l4;
-
-	if (l4_short(l4, size, end, data_end))
-		return XDP_PASS;
-	key->l4_src = ports[0];
-	key->l4_dst = ports[1];
-	return PARSE_OK;
-}
-
+/*
+ * The L4 part of the key: the ports (or ICMP type and code) into @kw's
+ * word 8 and the TCP flags into *@w3. @proto is the IP protocol.
+ */
 static __always_inline int parse_l4(void *l4, void *end, void *data_end,
-				    struct xdp_flow_key *key)
+				    __u8 proto, xdp_flow_word *kw, __u64 *w3)
 {
-	switch (key->ip_proto) {
+	__u32 size = 4;
+
+	switch (proto) {
 	case IPPROTO_IPIP:
 	case IPPROTO_IPV6:
 	case IPPROTO_GRE:
@@ -328,16 +339,16 @@ static __always_inline int parse_l4(void *l4, void *end, void *data_end,
 		/* The dissector leaves the flags unset below doff 5. */
 		if (th->doff < 5)
 			return XDP_PASS;
-		key->l4_src = th->source;
-		key->l4_dst = th->dest;
-		key->tcp_flags = ((__be16 *)th)[6] & bpf_htons(0x0fff);
-		return PARSE_OK;
+		*w3 |= KEY_AT(pkt_u16((void *)th + 12) & bpf_htons(0x0fff),
+			      tcp_flags, 2);
+		break;
 	}
 	case IPPROTO_UDP:
-		return parse_ports(l4, end, data_end, key,
-				   sizeof(struct udphdr));
+		size = sizeof(struct udphdr);
+		break;
 	case IPPROTO_SCTP:
-		return parse_ports(l4, end, data_end, key, 12);
+		size = 12;
+		break;
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6: {
 		__u8 *icmp = l4;
@@ -347,20 +358,29 @@ static __always_inline int parse_l4(void *l4, void *end, void *data_end,
 		 */
 		if (l4_short(icmp, 8, end, data_end))
 			return XDP_PASS;
-		key->l4_src = bpf_htons(icmp[0]);
-		key->l4_dst = bpf_htons(icmp[1]);
+		kw[8] = KEY_AT(bpf_htons(icmp[0]), l4_src, 2) |
+			KEY_AT(bpf_htons(icmp[1]), l4_dst, 2);
 		return PARSE_OK;
 	}
+	default:
+		kw[8] = 0;
+		return PARSE_OK;
 	}
+	/* TCP, UDP, SCTP: both ports, as they lie in the header. */
+	if (l4_short(l4, size, end, data_end))
+		return XDP_PASS;
+	kw[8] = KEY_AT(pkt_u32(l4), l4_src, 4);
 	return PARSE_OK;
 }
 
+/* Words 3 to 9 for IPv4; @w3 holds the inner VLAN tag. */
 static __always_inline int parse_ipv4(void *nh, void *data_end,
-				      struct xdp_flow_key *key)
+				      xdp_flow_word *kw, __u64 w3)
 {
 	struct iphdr *iph = nh;
 	__u32 hlen, tot_len;
 	__u16 frag;
+	int ret;
 
 	if ((void *)(iph + 1) > data_end)
 		return XDP_PASS;
@@ -371,21 +391,29 @@ static __always_inline int parse_ipv4(void *nh, void *data_end,
 	if (nh + hlen > data_end || tot_len < hlen || nh + tot_len > data_end)
 		return XDP_PASS;
 
-	key->ip_proto = iph->protocol;
-	key->ip_tos = iph->tos;
-	key->ip_ttl = iph->ttl;
-	key->ip_src[0] = iph->saddr;
-	key->ip_dst[0] = iph->daddr;
+	w3 |= KEY_AT(iph->protocol, ip_proto, 1) |
+	      KEY_AT(iph->tos, ip_tos, 1) | KEY_AT(iph->ttl, ip_ttl, 1);
+	kw[4] = KEY_AT(iph->saddr, ip_src, 4);
+	kw[5] = 0;
+	kw[6] = KEY_AT(iph->daddr, ip_dst, 4);
+	kw[7] = 0;
+	kw[9] = 0;
 
 	frag = bpf_ntohs(iph->frag_off);
 	if (frag & (IP_MF | IP_OFFSET)) {
 		/* Like flower's dissector: no L4 fields in any fragment. */
-		key->ip_frag = XDP_FLOW_FRAG_IS;
+		__u8 f = XDP_FLOW_FRAG_IS;
+
 		if (!(frag & IP_OFFSET))
-			key->ip_frag |= XDP_FLOW_FRAG_FIRST;
+			f |= XDP_FLOW_FRAG_FIRST;
+		kw[3] = w3 | KEY_AT(f, ip_frag, 1);
+		kw[8] = 0;
 		return PARSE_OK;
 	}
-	return parse_l4(nh + hlen, nh + tot_len, data_end, key);
+	ret = parse_l4(nh + hlen, nh + tot_len, data_end, iph->protocol, kw,
+		       &w3);
+	kw[3] = w3;
+	return ret;
 }
 
 static __always_inline int ipv6_is_ext_hdr(__u8 nexthdr)
@@ -398,11 +426,14 @@ static __always_inline int ipv6_is_ext_hdr(__u8 nexthdr)
 	return 0;
 }
 
+/* Words 3 to 9 for IPv6; @w3 holds the inner VLAN tag. */
 static __always_inline int parse_ipv6(void *nh, void *data_end,
-				      struct xdp_flow_key *key)
+				      xdp_flow_word *kw, __u64 w3)
 {
 	struct ipv6hdr *ip6h = nh;
 	void *end;
+	__u8 tos;
+	int ret;
 
 	if ((void *)(ip6h + 1) > data_end)
 		return XDP_PASS;
@@ -414,16 +445,23 @@ static __always_inline int parse_ipv6(void *nh, void *data_end,
 	if (ipv6_is_ext_hdr(ip6h->nexthdr))
 		return XDP_PASS;
 
-	key->ip_proto = ip6h->nexthdr;
-	key->ip_tos = (ip6h->priority << 4) | (ip6h->flow_lbl[0] >> 4);
-	key->ip_ttl = ip6h->hop_limit;
-	copy_ip6(key->ip_src, &ip6h->saddr);
-	copy_ip6(key->ip_dst, &ip6h->daddr);
-	return parse_l4(ip6h + 1, end, data_end, key);
+	tos = (ip6h->priority << 4) | (ip6h->flow_lbl[0] >> 4);
+	w3 |= KEY_AT(ip6h->nexthdr, ip_proto, 1) | KEY_AT(tos, ip_tos, 1) |
+	      KEY_AT(ip6h->hop_limit, ip_ttl, 1);
+	/* Source and destination, as they lie in the header. */
+	kw[4] = pkt_u64(&ip6h->saddr);
+	kw[5] = pkt_u64((void *)&ip6h->saddr + 8);
+	kw[6] = pkt_u64(&ip6h->daddr);
+	kw[7] = pkt_u64((void *)&ip6h->daddr + 8);
+	kw[9] = 0;
+	ret = parse_l4(ip6h + 1, end, data_end, ip6h->nexthdr, kw, &w3);
+	kw[3] = w3;
+	return ret;
 }
 
+/* Words 3 to 9 for ARP; @w3 holds the inner VLAN tag. */
 static __always_inline int parse_arp(void *nh, void *data_end,
-				     struct xdp_flow_key *key)
+				     xdp_flow_word *kw, __u64 w3)
 {
 	struct arp_eth_ipv4 *arp = nh;
 
@@ -435,47 +473,56 @@ static __always_inline int parse_arp(void *nh, void *data_end,
 	    (arp->op != bpf_htons(1) && arp->op != bpf_htons(2)))
 		return XDP_PASS;
 
-	key->ip_proto = bpf_ntohs(arp->op) & 0xff;
-	__builtin_memcpy(key->ip_src, arp->sip, 4);
-	__builtin_memcpy(key->ip_dst, arp->tip, 4);
-	__builtin_memcpy(key->arp_sha, arp->sha, ETH_ALEN);
-	__builtin_memcpy(key->arp_tha, arp->tha, ETH_ALEN);
+	kw[3] = w3 | KEY_AT(bpf_ntohs(arp->op) & 0xff, ip_proto, 1);
+	kw[4] = KEY_AT(pkt_u32(arp->sip), ip_src, 4);
+	kw[5] = 0;
+	kw[6] = KEY_AT(pkt_u32(arp->tip), ip_dst, 4);
+	kw[7] = 0;
+	/* No ports; the hardware addresses' first 4 and last 2 + 6 bytes. */
+	kw[8] = KEY_AT(pkt_u32(arp->sha), arp_sha, 4);
+	kw[9] = KEY_AT(pkt_u16(&arp->sha[4]), arp_sha[4], 2) |
+		KEY_AT(pkt_u16(arp->tha), arp_tha, 2) |
+		KEY_AT(pkt_u32(&arp->tha[2]), arp_tha[2], 4);
 	return PARSE_OK;
 }
 
 /*
- * Fills @key from the frame. Returns PARSE_OK, or the verdict for a frame
- * the program leaves to the stack. *@tc_len is the length TC counts.
- */
-/*
  * Parses the frame at @data, @len bytes long (of which the headers must be
- * in @data .. @data_end), into @key. An outer VLAN tag the kernel already
- * took into skb metadata is in @key when this is called (the TC hook);
- * otherwise it is read from the frame.
+ * in @data .. @data_end), into the key @kw, received on device @ifindex.
+ * @vlan is the key's outer VLAN tag when the kernel already took it into
+ * skb metadata (the TC hook; its KEY_AT() bits), else 0 and the tag is read
+ * from the frame. Returns PARSE_OK, or the verdict for a frame the program
+ * leaves to the stack; *@tc_len is the length TC counts.
  */
 static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
-				       struct xdp_flow_key *key, __u64 *tc_len)
+				       __u32 ifindex, __u64 vlan,
+				       xdp_flow_word *kw, __u64 *tc_len)
 {
 	struct ethhdr *eth = data;
 	struct vlan_tag *vt;
-	void *nh;
+	__u64 w2, w3 = 0;
 	__be16 proto;
+	void *nh;
 
 	if ((void *)(eth + 1) > data_end)
 		return XDP_PASS;
-	copy_mac(key->eth_dst, eth->h_dest, 0);
-	copy_mac(key->eth_src, eth->h_source, 1);
-	proto = eth->h_proto;
+	/* Destination and source, as they lie in the header. */
+	kw[0] = KEY_AT(ifindex, ifindex, 4) |
+		KEY_AT(pkt_u32(eth->h_dest), eth_dst, 4);
+	kw[1] = pkt_u64(&eth->h_dest[4]);
+	kw[10] = 0;	/* chain 0 */
+	proto = pkt_u16(&eth->h_proto);
 	nh = eth + 1;
 	/* TC sees the frame without its Ethernet header... */
 	*tc_len = len - ETH_HLEN;
 
-	if (is_vlan(proto) && !key->vlan_tpid) {
+	w2 = vlan;
+	if (is_vlan(proto) && !vlan) {
 		vt = nh;
 		if ((void *)(vt + 1) > data_end)
 			return XDP_PASS;
-		key->vlan_tpid = proto;
-		key->vlan_tci = vt->tci & ~bpf_htons(VLAN_DEI);
+		w2 = KEY_AT(proto, vlan_tpid, 2) |
+		     KEY_AT(vt->tci & ~bpf_htons(VLAN_DEI), vlan_tci, 2);
 		proto = vt->encap_proto;
 		nh = vt + 1;
 		/* ...and without the outer tag, popped into skb metadata. */
@@ -485,22 +532,22 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 		vt = nh;
 		if ((void *)(vt + 1) > data_end)
 			return XDP_PASS;
-		key->cvlan_tpid = proto;
-		key->cvlan_tci = vt->tci & ~bpf_htons(VLAN_DEI);
+		w2 |= KEY_AT(proto, cvlan_tpid, 2);
+		w3 = KEY_AT(vt->tci & ~bpf_htons(VLAN_DEI), cvlan_tci, 2);
 		proto = vt->encap_proto;
 		nh = vt + 1;
 		if (is_vlan(proto))
 			return XDP_PASS;
 	}
-	key->n_proto = proto;
+	kw[2] = w2 | KEY_AT(proto, n_proto, 2);
 
 	switch (proto) {
 	case bpf_htons(ETH_P_IP):
-		return parse_ipv4(nh, data_end, key);
+		return parse_ipv4(nh, data_end, kw, w3);
 	case bpf_htons(ETH_P_IPV6):
-		return parse_ipv6(nh, data_end, key);
+		return parse_ipv6(nh, data_end, kw, w3);
 	case bpf_htons(ETH_P_ARP):
-		return parse_arp(nh, data_end, key);
+		return parse_arp(nh, data_end, kw, w3);
 	}
 	return XDP_PASS;
 }
@@ -1272,7 +1319,7 @@ static __always_inline int edit_layout(struct xdp_md *ctx,
 
 	if ((void *)(eth + 1) > data_end)
 		return -1;
-	proto = eth->h_proto;
+	proto = pkt_u16(&eth->h_proto);
 	if (is_vlan(proto)) {
 		struct vlan_tag *vt = (void *)(eth + 1);
 
@@ -1561,16 +1608,16 @@ int xdp_flow(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct xdp_flow_key key __attribute__((aligned(8))) = {};
+	struct xdp_flow_key key __attribute__((aligned(8)));	/* parsed */
 	struct flow_verdict v = {};
 	__u64 tc_len = 0;
 	int ret;
 
-	/* Read first: the device is two loads away, the frame's headers one. */
-	key.ifindex = ctx->ingress_ifindex;
 	if (xf_cfg_bench)
 		bench_rotate(data, data_end);
-	ret = parse_frame(data, data_end, data_end - data, &key, &tc_len);
+	ret = parse_frame(data, data_end, data_end - data,
+			  ctx->ingress_ifindex, 0, (xdp_flow_word *)&key,
+			  &tc_len);
 	if (ret != PARSE_OK)
 		return ret;
 
@@ -1700,19 +1747,18 @@ int xdp_flow_tc(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
-	struct xdp_flow_key key __attribute__((aligned(8))) = {};
+	struct xdp_flow_key key __attribute__((aligned(8)));	/* parsed */
 	struct flow_verdict v = {};
-	__u64 tc_len = 0;
+	__u64 tc_len = 0, vlan = 0;
 	int ret;
 
-	if (skb->vlan_present) {
-		key.vlan_tpid = skb->vlan_proto;
-		key.vlan_tci = bpf_htons(skb->vlan_tci & ~VLAN_DEI);
-	}
-	ret = parse_frame(data, data_end, skb->len, &key, &tc_len);
+	if (skb->vlan_present)
+		vlan = KEY_AT((__be16)skb->vlan_proto, vlan_tpid, 2) |
+		       KEY_AT(bpf_htons(skb->vlan_tci & ~VLAN_DEI), vlan_tci, 2);
+	ret = parse_frame(data, data_end, skb->len, skb->ingress_ifindex, vlan,
+			  (xdp_flow_word *)&key, &tc_len);
 	if (ret != PARSE_OK)
 		return TCX_NEXT;
-	key.ifindex = skb->ingress_ifindex;
 
 	ret = flow_decide(&key, &v);
 	if (ret == XDP_PASS)

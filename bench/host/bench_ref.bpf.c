@@ -7,6 +7,11 @@
  *               BPF_PROG_TEST_RUN and the rotation cost, with no work
  *   ref_parse   also parses Ethernet, IPv4 and UDP or TCP into a 16-byte
  *               5-tuple key: the textbook parser
+ *   ref_floor   also does what any offload must do for a frame once it
+ *               knows its rule (here rule 0): read the rule's action from
+ *               an array map and count the rule's packets, bytes and last
+ *               use (what TC reports) in a per-CPU array: the textbook
+ *               counterpart of xdp_flow's floor
  *   ref_search  also runs the textbook tuple-space search on that key: one
  *               kernel hash map per mask, the masks in ascending order of
  *               their lowest priority, stopping when no later mask can
@@ -45,6 +50,20 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ref_masks);
 } ref_masks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ref_rule);
+} ref_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ref_counter);
+} ref_counters SEC(".maps");
 
 static __always_inline int ref_parse_key(void *data, void *data_end,
 					 struct ref_key *k)
@@ -89,6 +108,29 @@ int ref_parse(struct xdp_md *ctx)
 	/* Keep the key alive: a parser whose result is unused is no parser. */
 	return k.src | k.dst | k.sport | k.dport | k.proto ? XDP_DROP :
 							      XDP_ABORTED;
+}
+
+SEC("xdp")
+int ref_floor(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ref_counter *c;
+	struct ref_rule *rule;
+	struct ref_key k = {};
+	__u32 id = 0;
+
+	bench_rotate(data, data_end);
+	if (ref_parse_key(data, data_end, &k) || !(k.src | k.dst))
+		return XDP_PASS;
+	rule = bpf_map_lookup_elem(&ref_rules, &id);
+	c = bpf_map_lookup_elem(&ref_counters, &id);
+	if (!rule || !c)
+		return XDP_PASS;
+	c->packets++;
+	c->bytes += data_end - data;
+	c->lastused = bpf_jiffies64();
+	return rule->action;
 }
 
 SEC("xdp")

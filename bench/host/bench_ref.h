@@ -29,4 +29,15 @@ struct ref_masks {
 	struct ref_mask masks[REF_MAX_MASKS];
 };
 
+/* ref_floor's rule and counter. */
+struct ref_rule {
+	__u32	action;		/* an XDP verdict */
+};
+
+struct ref_counter {
+	__u64	packets;
+	__u64	bytes;
+	__u64	lastused;	/* jiffies */
+};
+
 #endif /* _BENCH_REF_H */
