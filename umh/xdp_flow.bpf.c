@@ -842,9 +842,12 @@ static __always_inline int emc_key_equal(const xdp_flow_word *a,
  * pays the tuple-space search (a call), whose answer the cache then keeps
  * in one of its set's ways, round robin. The generation is read before
  * the search, so an answer found while the helper changed the tables is
- * kept under the old generation and never counts.
+ * kept under the old generation and never counts. On a hit, *@act is what
+ * the way knows the rule does (xdp_flow_emc_set.act); on a miss it is 0,
+ * and *@slot is where the caller may write that once it has read the rule.
  */
-static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key)
+static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key,
+					   __u32 **slot, __u32 *act)
 {
 	struct xdp_flow_emc_set *s = NULL;
 	xdp_flow_word *kw = (xdp_flow_word *)key;
@@ -867,8 +870,10 @@ static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key)
 #pragma unroll
 		for (w = 0; w < XDP_FLOW_EMC_WAYS; w++)
 			if (s->sig[w] == sig &&
-			    emc_key_equal((xdp_flow_word *)&s->key[w], kw))
+			    emc_key_equal((xdp_flow_word *)&s->key[w], kw)) {
+				*act = s->act[w];
 				return s->rule[w];
+			}
 	}
 	best = xdp_flow_search(key);
 	if (s) {
@@ -882,7 +887,9 @@ static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key)
 		w = s->next++ & (XDP_FLOW_EMC_WAYS - 1);
 		s->sig[w] = sig;
 		s->rule[w] = best;
+		s->act[w] = 0;
 		s->key[w] = *key;
+		*slot = &s->act[w];
 	}
 	return best;
 }
@@ -1485,11 +1492,22 @@ struct flow_verdict {
 	__u32 path[XDP_FLOW_MAX_GOTOS];
 };
 
+/* What the cache may keep of a rule whose only action is @act. */
+static __always_inline __u32 emc_act(const struct xdp_flow_action *act)
+{
+	if (act->id == XDP_FLOW_ACTION_DROP)
+		return XDP_FLOW_EMC_DROP;
+	if (act->id == XDP_FLOW_ACTION_REDIRECT)
+		return act->ifindex;	/* 0 would be "read the rule" */
+	return 0;
+}
+
 /*
  * One step of the goto chain, the @hops-th: looks @key up and reads the
  * rule. Returns 1 when the rule is a goto to follow (@key's chain is set
  * for the next step), 0 when the rule decides (@act and @n are its last
- * action and its number of actions), -1 when the frame goes to TC.
+ * action and its number of actions), 2 when the cache knew that the rule
+ * is a lone drop or redirect (@v has it all), -1 when the frame goes to TC.
  */
 static __always_inline int flow_step(struct xdp_flow_key *key,
 				     struct flow_verdict *v, __u64 limit,
@@ -1497,12 +1515,22 @@ static __always_inline int flow_step(struct xdp_flow_key *key,
 				     __u32 *n)
 {
 	struct xdp_flow_dp_rule *rule;
+	__u32 *slot = NULL, hint = 0;
 	int ret;
 
-	ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key);
+	ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key, &slot, &hint);
 	if (ret < 0)
 		return -1;
 	v->rule_id = ret;
+	/* A drop or a redirect the cache knows, while no change is pending
+	 * (the gate is open): the rule need not be read.
+	 */
+	if (hint && !limit) {
+		v->hops = hops;
+		v->n = 1;
+		v->ifindex = hint == XDP_FLOW_EMC_DROP ? 0 : hint;
+		return 2;
+	}
 	rule = bpf_map_lookup_elem(&xf_rules, &v->rule_id);
 	if (!rule || (limit && rule->order >= limit - 1))
 		return -1;
@@ -1517,6 +1545,8 @@ static __always_inline int flow_step(struct xdp_flow_key *key,
 	*act = &rule->actions[(*n - 1) & (XDP_FLOW_MAX_ACTIONS - 1)];
 	if ((*act)->id != XDP_FLOW_ACTION_GOTO) {
 		v->hops = hops;
+		if (slot && *n == 1)
+			*slot = emc_act(*act);
 		return 0;
 	}
 	if (*n > 1 || hops >= XDP_FLOW_MAX_GOTOS)
@@ -1560,14 +1590,16 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 	 * ("back-edge").
 	 */
 	r = flow_step(key, v, limit, 0, &act, &n);
-	if (r > 0)
+	if (r == 1)
 		r = flow_step(key, v, limit, 1, &act, &n);
-	if (r > 0)
+	if (r == 1)
 		r = flow_step(key, v, limit, 2, &act, &n);
-	if (r > 0)
+	if (r == 1)
 		r = flow_step(key, v, limit, 3, &act, &n);
-	if (r > 0)
+	if (r == 1)
 		r = flow_step(key, v, limit, 4, &act, &n);
+	if (r == 2)
+		return v->ifindex ? XDP_REDIRECT : XDP_DROP;
 	if (r != 0 || !act)
 		return XDP_PASS;
 	v->n = n;

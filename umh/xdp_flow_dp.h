@@ -227,6 +227,12 @@ struct xdp_flow_mask_list {
  * by its signature (other bits of the hash, odd: 0 is empty), then its
  * whole key compared. 4,096 sets of 4: 16,384 flows, 1.6 MiB per CPU; at
  * 4,096 active flows per CPU about 2% of them share a set with 4 others.
+ *
+ * A way also keeps what its rule does when that is a single drop or a
+ * redirect (@act: XDP_FLOW_EMC_DROP or the device's ifindex), read from
+ * the rule after the generation was, so that a cached frame need not read
+ * the rule; 0 means "read the rule" (any other rule, no rule, or not read
+ * yet). Every change of a rule's entry is followed by a new generation.
  */
 #define XDP_FLOW_EMC_SET_BITS	12
 #define XDP_FLOW_EMC_SETS	(1u << XDP_FLOW_EMC_SET_BITS)
@@ -236,10 +242,13 @@ struct xdp_flow_emc_set {
 	__u64	gen;
 	__u32	sig[XDP_FLOW_EMC_WAYS];
 	__s32	rule[XDP_FLOW_EMC_WAYS];
+	__u32	act[XDP_FLOW_EMC_WAYS];
 	__u32	next;		/* the way the next answer replaces */
 	__u32	pad;
 	struct xdp_flow_key key[XDP_FLOW_EMC_WAYS];
 };
+
+#define XDP_FLOW_EMC_DROP	0xffffffffu	/* xdp_flow_emc_set.act */
 
 /*
  * The cache's hash of a whole key: each word times an odd constant of its
