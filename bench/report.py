@@ -75,13 +75,15 @@ def datapath_table(dp):
     cells = dp_cells(dp)
     if not cells:
         return [], cells
-    out = ["| masks | rules | ref parse | floor (x ref parse) "
+    out = ["| masks | rules | ref parse | ref floor (x ref parse) "
+           "| floor (x ref parse) "
            "| cached hit (x ref parse) | search hit, 1 flow: ref / xdp_flow "
            "| ratio | uncached miss: ref / xdp_flow | ratio "
            "| cached hit, 1,024 / 4,096 flows (x 1 flow) |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for (m, n), c in cells.items():
         rp = c.get(("ref_parse", 1))
+        rf = c.get(("ref_floor", 1))
         fl = c.get(("floor", 1))
         ch = c.get(("cached_hit", 1))
         rs, sh = c.get(("ref_search", 1)), c.get(("search_hit", 1))
@@ -90,9 +92,11 @@ def datapath_table(dp):
         um = miss[0] if miss else None
         rm = rmiss[0] if rmiss else None
         c1k, c4k = c.get(("cached_hit", 1024)), c.get(("cached_hit", 4096))
-        out.append("| %d | %d | %s | %s (%s) | %s (%s) | %s / %s | %s "
+        out.append("| %d | %d | %s | %s (%s) | %s (%s) | %s (%s) "
+                   "| %s / %s | %s "
                    "| %s / %s | %s | %s / %s (%s / %s) |" % (
-                       m, n, fmt(rp), fmt(fl), ratio(fl, rp), fmt(ch),
+                       m, n, fmt(rp), fmt(rf), ratio(rf, rp), fmt(fl),
+                       ratio(fl, rp), fmt(ch),
                        ratio(ch, rp), fmt(rs), fmt(sh), ratio(sh, rs),
                        fmt(rm), fmt(um), ratio(um, rm), fmt(c1k), fmt(c4k),
                        ratio(c1k, ch), ratio(c4k, ch)))
