@@ -755,9 +755,11 @@ static void gen_set(__u64 gen)
 
 /*
  * Cache ways of generation @gen, on any CPU, that name rule @rule; the last
- * such way's set and key go to @set and @key when not NULL.
+ * such way's set, key and act go to @set, @key and @act when not NULL, and
+ * with @new_act each such way's act is overwritten with *@new_act.
  */
-static int emc_find(__u64 gen, int rule, __u32 *set, struct xdp_flow_key *key)
+static int emc_find(__u64 gen, int rule, __u32 *set, struct xdp_flow_key *key,
+		    __u32 *act, const __u32 *new_act)
 {
 	int ncpus = libbpf_num_possible_cpus(), n = 0, c, w;
 	struct xdp_flow_emc_set *v = calloc(ncpus, sizeof(*v));
@@ -777,8 +779,16 @@ static int emc_find(__u64 gen, int rule, __u32 *set, struct xdp_flow_key *key)
 					*set = i;
 				if (key)
 					*key = v[c].key[w];
+				if (act)
+					*act = v[c].act[w];
+				if (new_act)
+					v[c].act[w] = *new_act;
 			}
 		}
+		if (new_act && n &&
+		    bpf_map_update_elem(bpf_map__fd(skel->maps.xf_emc), &i, v,
+					BPF_EXIST))
+			fail("cannot write cache set %u: %s", i, strerror(errno));
 	}
 	free(v);
 	return n;
@@ -786,7 +796,62 @@ static int emc_find(__u64 gen, int rule, __u32 *set, struct xdp_flow_key *key)
 
 static int emc_entries(__u64 gen, int rule)
 {
-	return emc_find(gen, rule, NULL, NULL);
+	return emc_find(gen, rule, NULL, NULL, NULL, NULL);
+}
+
+/* The act of rule @rule's one way of the current generation, or ~0 - 1. */
+static __u32 emc_act_of(int rule)
+{
+	__u32 act = ~0u - 1;
+
+	if (emc_find(gen_get(), rule, NULL, NULL, &act, NULL) != 1)
+		fail("not one cache way for rule %d", rule);
+	return act;
+}
+
+/*
+ * A way keeps a lone drop's or redirect's verdict, and a cached frame of
+ * such a rule takes it from there while the gate is open: a way whose act
+ * is rewritten behind the program's back decides, and only then. Every
+ * other rule's way keeps 0, and the gate still holds cached frames back.
+ */
+static void test_emc_verdict(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.7", 1, 2);
+	struct frame g = udp4("10.9.9.9", "10.0.0.9", 1, 2);
+	__u32 act;
+
+	add("id=1 prio=5 dev=%d dst_ip=10.0.0.7 action=drop", IFINDEX);
+	add("id=2 prio=5 dev=%d dst_ip=10.0.0.9 action=pass", IFINDEX);
+	expect("drop, searched", &f, XDP_DROP, 1, 1, tcb(&f));
+	act = emc_act_of(1);
+	if (act != XDP_FLOW_EMC_DROP)
+		fail("a drop rule's way keeps act %#x, not XDP_FLOW_EMC_DROP",
+		     act);
+	expect("drop, cached", &f, XDP_DROP, 1, 1, tcb(&f));
+	act = IFINDEX;
+	emc_find(gen_get(), 1, NULL, NULL, NULL, &act);
+	expect("the way's act decides: a redirect", &f, XDP_REDIRECT, 1, 1,
+	       tcb(&f));
+	gate_set((5ULL << 32) + 1);
+	expect("gate at the rule: to the stack, cached act or not", &f,
+	       XDP_PASS, 1, 0, 0);
+	gate_set(XDP_FLOW_GATE_OPEN);
+	expect("pass, searched", &g, XDP_PASS, 2, 0, 0);
+	expect("pass, cached", &g, XDP_PASS, 2, 0, 0);
+	if (emc_act_of(2) != 0)
+		fail("a pass rule's way keeps act %#x, not 0", emc_act_of(2));
+	del(1);
+	add("id=1 prio=5 dev=%d dst_ip=10.0.0.7 action=redirect:%d",
+	    IFINDEX, IFINDEX);
+	expect("replaced by a redirect: a new generation", &f, XDP_REDIRECT, 1,
+	       1, tcb(&f));
+	if (emc_act_of(1) != IFINDEX)
+		fail("a redirect rule's way keeps act %#x, not its device %d",
+		     emc_act_of(1), IFINDEX);
+	expect("redirect, cached", &f, XDP_REDIRECT, 1, 1, tcb(&f));
+	log_test("exact-match cache: a lone drop's or redirect's verdict kept in its way");
+	del_all();
 }
 
 /* The frame from @src to 10.0.0.7 that test_emc_ways() sends. */
@@ -814,7 +879,7 @@ static void test_emc_ways(void)
 	f = emc_frame(src[0]);
 	expect("first flow", &f, XDP_DROP, 1, 1, tcb(&f));
 	g0 = gen_get();
-	if (emc_find(g0, 1, &set, &key) != 1) {
+	if (emc_find(g0, 1, &set, &key, NULL, NULL) != 1) {
 		fail("the first flow is not cached");
 		goto out;
 	}
@@ -917,6 +982,7 @@ static void test_emc(void)
 	log_test("exact-match cache: hits and misses cached, stale after every change");
 	del_all();
 	test_emc_ways();
+	test_emc_verdict();
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
