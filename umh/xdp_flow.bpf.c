@@ -825,14 +825,20 @@ __noinline int xdp_flow_search(struct xdp_flow_key *key)
 	return lc.best;
 }
 
+/*
+ * Whether a way's key @a is the key @b. Where @b is an IPv4 key, a way
+ * with the same word 2 (its EtherType) holds one too, parsed as @b was:
+ * the words the parser keeps zero for IPv4 are zero in both.
+ */
 static __always_inline int emc_key_equal(const xdp_flow_word *a,
-					 const xdp_flow_word *b)
+					 const xdp_flow_word *b, int v4)
 {
 	__u64 diff = 0;
 	__u32 j;
 
 	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-		diff |= a[j] ^ b[j];
+		if (!v4 || !xdp_flow_emc_v4_zero(j))
+			diff |= a[j] ^ b[j];
 	return !diff;
 }
 
@@ -847,11 +853,11 @@ static __always_inline int emc_key_equal(const xdp_flow_word *a,
  * and *@slot is where the caller may write that once it has read the rule.
  */
 static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key,
-					   __u32 **slot, __u32 *act)
+					   __u64 h, __u32 **slot, __u32 *act)
 {
 	struct xdp_flow_emc_set *s = NULL;
 	xdp_flow_word *kw = (xdp_flow_word *)key;
-	__u64 *g, gen = 0, h = 0;
+	__u64 *g, gen = 0;
 	__u32 zero = 0, idx, sig = 0, w;
 	int best;
 
@@ -861,7 +867,6 @@ static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key,
 			gen = *g;
 	}
 	if (gen) {
-		h = xdp_flow_emc_hash(kw);
 		idx = xdp_flow_emc_set(h);
 		sig = xdp_flow_emc_sig(h);
 		s = bpf_map_lookup_elem(&xf_emc, &idx);
@@ -870,7 +875,8 @@ static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key,
 #pragma unroll
 		for (w = 0; w < XDP_FLOW_EMC_WAYS; w++)
 			if (s->sig[w] == sig &&
-			    emc_key_equal((xdp_flow_word *)&s->key[w], kw)) {
+			    emc_key_equal((xdp_flow_word *)&s->key[w], kw,
+					  xdp_flow_emc_v4(kw))) {
 				*act = s->act[w];
 				return s->rule[w];
 			}
@@ -1509,7 +1515,7 @@ static __always_inline __u32 emc_act(const struct xdp_flow_action *act)
  * action and its number of actions), 2 when the cache knew that the rule
  * is a lone drop or redirect (@v has it all), -1 when the frame goes to TC.
  */
-static __always_inline int flow_step(struct xdp_flow_key *key,
+static __always_inline int flow_step(struct xdp_flow_key *key, __u64 h,
 				     struct flow_verdict *v, __u64 limit,
 				     __u32 hops, struct xdp_flow_action **act,
 				     __u32 *n)
@@ -1518,7 +1524,10 @@ static __always_inline int flow_step(struct xdp_flow_key *key,
 	__u32 *slot = NULL, hint = 0;
 	int ret;
 
-	ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key, &slot, &hint);
+	/* A goto's step looks up a key with another chain. */
+	if (hops && xf_cfg_emc)
+		h = xdp_flow_emc_hash((xdp_flow_word *)key);
+	ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key, h, &slot, &hint);
 	if (ret < 0)
 		return -1;
 	v->rule_id = ret;
@@ -1567,8 +1576,12 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 {
 	struct xdp_flow_action *act = NULL;
 	__u32 n = 0, zero = 0;
-	__u64 *gate, limit;
+	__u64 *gate, limit, h = 0;
 	int r;
+
+	/* Hashed first, while the parser's words are at hand. */
+	if (xf_cfg_emc && !xf_cfg_floor)
+		h = xdp_flow_emc_hash((xdp_flow_word *)key);
 
 	/* Rule changes the helper has not done yet: what they may decide
 	 * goes to the stack (all of it, from XDP_FLOW_GATE_CLOSED on).
@@ -1589,15 +1602,15 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 	 * through a fall-through edge, which 6.1's verifier refuses
 	 * ("back-edge").
 	 */
-	r = flow_step(key, v, limit, 0, &act, &n);
+	r = flow_step(key, h, v, limit, 0, &act, &n);
 	if (r == 1)
-		r = flow_step(key, v, limit, 1, &act, &n);
+		r = flow_step(key, h, v, limit, 1, &act, &n);
 	if (r == 1)
-		r = flow_step(key, v, limit, 2, &act, &n);
+		r = flow_step(key, h, v, limit, 2, &act, &n);
 	if (r == 1)
-		r = flow_step(key, v, limit, 3, &act, &n);
+		r = flow_step(key, h, v, limit, 3, &act, &n);
 	if (r == 1)
-		r = flow_step(key, v, limit, 4, &act, &n);
+		r = flow_step(key, h, v, limit, 4, &act, &n);
 	if (r == 2)
 		return v->ifindex ? XDP_REDIRECT : XDP_DROP;
 	if (r != 0 || !act)

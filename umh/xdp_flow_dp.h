@@ -253,16 +253,41 @@ struct xdp_flow_emc_set {
 /*
  * The cache's hash of a whole key: each word times an odd constant of its
  * own, summed (the multiplications do not wait for each other), folded and
- * mixed once more. The top bits pick the set, the low ones (made odd: 0 is
- * a free way) are the signature.
+ * mixed once more. The words' constants fit an instruction's 32-bit
+ * immediate (sign-extended); only the last one takes a 64-bit load. An
+ * IPv4 key leaves out the words that the parser keeps zero for IPv4
+ * (xdp_flow_emc_v4_zero(): the addresses' last 8 bytes, and the word that
+ * only ARP's hardware addresses use): they would add nothing. The top bits
+ * pick the set, the low ones (made odd: 0 is a free way) are the
+ * signature.
  */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define XDP_FLOW_EMC_IPV4	__builtin_bswap16(0x0800)	/* ETH_P_IP */
+#else
+#define XDP_FLOW_EMC_IPV4	0x0800
+#endif
+
+/* Whether word @j of an IPv4 key is one the parser keeps zero. */
+static __always_inline int xdp_flow_emc_v4_zero(__u32 j)
+{
+	return j == 5 || j == 7 || j == 9;
+}
+
+static __always_inline int xdp_flow_emc_v4(const xdp_flow_word *kw)
+{
+	return ((const struct xdp_flow_key *)kw)->n_proto ==
+	       XDP_FLOW_EMC_IPV4;
+}
+
 static __always_inline __u64 xdp_flow_emc_hash(const xdp_flow_word *kw)
 {
+	int v4 = xdp_flow_emc_v4(kw);
 	__u64 h = 0;
 	__u32 j;
 
 	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-		h += kw[j] * (0x9e3779b97f4a7c15ULL + 2 * j);
+		if (!v4 || !xdp_flow_emc_v4_zero(j))
+			h += kw[j] * (__u64)(__s64)(__s32)(0x9e3779b1u + 2 * j);
 	h ^= h >> 29;
 	return h * 0xbf58476d1ce4e5b9ULL;
 }

@@ -753,13 +753,19 @@ static void gen_set(__u64 gen)
 			    &gen, BPF_ANY);
 }
 
+/* What emc_find() changes in the ways it finds. */
+struct emc_edit {
+	const __u32 *act;	/* not NULL: the way's act becomes *act */
+	int word;		/* >= 0: the key's word @word is flipped */
+};
+
 /*
  * Cache ways of generation @gen, on any CPU, that name rule @rule; the last
  * such way's set, key and act go to @set, @key and @act when not NULL, and
- * with @new_act each such way's act is overwritten with *@new_act.
+ * with @edit each such way is changed as it says.
  */
 static int emc_find(__u64 gen, int rule, __u32 *set, struct xdp_flow_key *key,
-		    __u32 *act, const __u32 *new_act)
+		    __u32 *act, const struct emc_edit *edit)
 {
 	int ncpus = libbpf_num_possible_cpus(), n = 0, c, w;
 	struct xdp_flow_emc_set *v = calloc(ncpus, sizeof(*v));
@@ -781,11 +787,13 @@ static int emc_find(__u64 gen, int rule, __u32 *set, struct xdp_flow_key *key,
 					*key = v[c].key[w];
 				if (act)
 					*act = v[c].act[w];
-				if (new_act)
-					v[c].act[w] = *new_act;
+				if (edit && edit->act)
+					v[c].act[w] = *edit->act;
+				if (edit && edit->word >= 0)
+					((xdp_flow_word *)&v[c].key[w])[edit->word] ^= 1;
 			}
 		}
-		if (new_act && n &&
+		if (edit && n &&
 		    bpf_map_update_elem(bpf_map__fd(skel->maps.xf_emc), &i, v,
 					BPF_EXIST))
 			fail("cannot write cache set %u: %s", i, strerror(errno));
@@ -830,7 +838,8 @@ static void test_emc_verdict(void)
 		     act);
 	expect("drop, cached", &f, XDP_DROP, 1, 1, tcb(&f));
 	act = IFINDEX;
-	emc_find(gen_get(), 1, NULL, NULL, NULL, &act);
+	emc_find(gen_get(), 1, NULL, NULL, NULL,
+		 &(struct emc_edit){ .act = &act, .word = -1 });
 	expect("the way's act decides: a redirect", &f, XDP_REDIRECT, 1, 1,
 	       tcb(&f));
 	gate_set((5ULL << 32) + 1);
@@ -852,6 +861,54 @@ static void test_emc_verdict(void)
 	expect("redirect, cached", &f, XDP_REDIRECT, 1, 1, tcb(&f));
 	log_test("exact-match cache: a lone drop's or redirect's verdict kept in its way");
 	del_all();
+}
+
+/*
+ * A way answers only a frame whose key equals its own in every word: IPv6
+ * and IPv4 alike, although an IPv4 frame is compared without the words the
+ * parser keeps zero for IPv4 (a way with its EtherType has them zero too).
+ * Each round caches the frame, makes its way's act a redirect that a hit
+ * would show, checks that the way answers, then flips one bit of one of
+ * the way's key words: the frame must be searched again (drop).
+ */
+static void test_emc_words(void)
+{
+	static const struct {
+		const char *name;
+		int v6;
+	} fam[] = { { "IPv6", 1 }, { "IPv4", 0 } };
+	__u32 act = IFINDEX;
+	struct frame f;
+	unsigned int i;
+	unsigned int j;
+
+	for (i = 0; i < ARRAY_SIZE(fam); i++) {
+		for (j = 0; j < XDP_FLOW_KEY_WORDS; j++) {
+			if (!fam[i].v6 && xdp_flow_emc_v4_zero(j))
+				continue;
+			if (fam[i].v6) {
+				add("id=1 prio=5 dev=%d dst_ip=2001:db8::/64 action=drop",
+				    IFINDEX);
+				f = udp6("2001:db8:2::1", "2001:db8::5", 53);
+			} else {
+				add("id=1 prio=5 dev=%d dst_ip=10.0.0.7 action=drop",
+				    IFINDEX);
+				f = udp4("10.9.9.9", "10.0.0.7", 1, 2);
+			}
+			expect("searched", &f, XDP_DROP, 1, 1, tcb(&f));
+			emc_find(gen_get(), 1, NULL, NULL, NULL,
+				 &(struct emc_edit){ .act = &act, .word = -1 });
+			expect("the way answers", &f, XDP_REDIRECT, 1, 1,
+			       tcb(&f));
+			emc_find(gen_get(), 1, NULL, NULL, NULL,
+				 &(struct emc_edit){ .word = (int)j });
+			if (run_frame(&f, 1, NULL) != XDP_DROP)
+				fail("%s: a way whose key word %u differs answers",
+				     fam[i].name, j);
+			del_all();
+		}
+	}
+	log_test("exact-match cache: a way answers only its whole key, IPv6 and IPv4");
 }
 
 /* The frame from @src to 10.0.0.7 that test_emc_ways() sends. */
@@ -983,6 +1040,7 @@ static void test_emc(void)
 	del_all();
 	test_emc_ways();
 	test_emc_verdict();
+	test_emc_words();
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
