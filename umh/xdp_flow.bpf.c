@@ -851,11 +851,11 @@ static __always_inline int emc_key_equal(const xdp_flow_word *a,
  * kept under the old generation and never counts. On a hit, *@act is what
  * the way knows the rule does (xdp_flow_emc_set.act); on a miss it is 0,
  * and *@slot is where the caller may write that once it has read the rule.
- * @h is the key's xdp_flow_emc_hash(); @v4 lets the ways be compared as
- * IPv4 keys (emc_key_equal()), 0 has every word compared.
+ * @h is the key's xdp_flow_emc_hash(); @v4ok lets an IPv4 key be
+ * compared as one (emc_key_equal()), 0 has every word compared.
  */
 static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key,
-					   __u64 h, int v4, __u32 **slot,
+					   __u64 h, int v4ok, __u32 **slot,
 					   __u32 *act)
 {
 	struct xdp_flow_emc_set *s = NULL;
@@ -878,7 +878,8 @@ static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key,
 #pragma unroll
 		for (w = 0; w < XDP_FLOW_EMC_WAYS; w++)
 			if (s->sig[w] == sig &&
-			    emc_key_equal((xdp_flow_word *)&s->key[w], kw, v4)) {
+			    emc_key_equal((xdp_flow_word *)&s->key[w], kw,
+					  v4ok && xdp_flow_emc_v4(kw))) {
 				*act = s->act[w];
 				return s->rule[w];
 			}
@@ -1524,15 +1525,14 @@ static __always_inline int flow_step(struct xdp_flow_key *key, __u64 h,
 {
 	struct xdp_flow_dp_rule *rule;
 	__u32 *slot = NULL, hint = 0;
-	int ret, v4;
+	int ret;
 
 	/* A goto's step looks up a key with another chain, and compares
 	 * every word: the rare steps' code stays small.
 	 */
 	if (hops && xf_cfg_emc)
 		h = xdp_flow_emc_hash((xdp_flow_word *)key);
-	v4 = !hops && xdp_flow_emc_v4((xdp_flow_word *)key);
-	ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key, h, v4, &slot, &hint);
+	ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key, h, !hops, &slot, &hint);
 	if (ret < 0)
 		return -1;
 	v->rule_id = ret;
