@@ -825,6 +825,14 @@ __noinline int xdp_flow_search(struct xdp_flow_key *key)
 	return lc.best;
 }
 
+/* @key's cache hash, when the program has a cache to probe (else 0). */
+static __always_inline __u64 emc_hash(struct xdp_flow_key *key)
+{
+	if (!xf_cfg_emc || xf_cfg_floor)
+		return 0;
+	return xdp_flow_emc_hash((xdp_flow_word *)key);
+}
+
 /*
  * Whether a way's key @a is the key @b. Where @b is an IPv4 key, a way
  * with the same word 2 (its EtherType) holds one too, parsed as @b was:
@@ -1530,8 +1538,8 @@ static __always_inline int flow_step(struct xdp_flow_key *key, __u64 h,
 	/* A goto's step looks up a key with another chain, and compares
 	 * every word: the rare steps' code stays small.
 	 */
-	if (hops && xf_cfg_emc)
-		h = xdp_flow_emc_hash((xdp_flow_word *)key);
+	if (hops)
+		h = emc_hash(key);
 	ret = xf_cfg_floor ? 0 : xdp_flow_lookup(key, h, !hops, &slot, &hint);
 	if (ret < 0)
 		return -1;
@@ -1581,12 +1589,11 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 {
 	struct xdp_flow_action *act = NULL;
 	__u32 n = 0, zero = 0;
-	__u64 *gate, limit, h = 0;
+	__u64 *gate, limit, h;
 	int r;
 
 	/* Hashed first, while the parser's words are at hand. */
-	if (xf_cfg_emc && !xf_cfg_floor)
-		h = xdp_flow_emc_hash((xdp_flow_word *)key);
+	h = emc_hash(key);
 
 	/* Rule changes the helper has not done yet: what they may decide
 	 * goes to the stack (all of it, from XDP_FLOW_GATE_CLOSED on).
