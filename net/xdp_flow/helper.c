@@ -50,6 +50,15 @@
 
 #include "xdp_flow.h"
 
+/* shmem_file_setup()'s flags for the helper's file: none. Newer kernels
+ * take them as a vma_flags_t.
+ */
+#ifdef XDP_FLOW_HAVE_VMA_FLAGS
+#define XDP_FLOW_SHMEM_FLAGS	EMPTY_VMA_FLAGS
+#else
+#define XDP_FLOW_SHMEM_FLAGS	0
+#endif
+
 static char *umh_path;
 module_param(umh_path, charp, 0444);
 MODULE_PARM_DESC(umh_path,
@@ -1113,7 +1122,7 @@ int __init xdp_flow_helper_init(const struct genl_family *family,
 	xdp_flow_reply_buf = kvmalloc(XDP_FLOW_REPLY_MAX, GFP_KERNEL);
 	if (!xdp_flow_reply_buf)
 		return -ENOMEM;
-	file = shmem_file_setup("xdp_flow_umh", size, 0);
+	file = shmem_file_setup("xdp_flow_umh", size, XDP_FLOW_SHMEM_FLAGS);
 	if (IS_ERR(file)) {
 		err = PTR_ERR(file);
 		goto err_buf;

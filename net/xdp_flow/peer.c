@@ -323,7 +323,8 @@ static int xdp_flow_peer_listen(void)
 			       &sock);
 	if (err)
 		goto err_buf;
-	err = kernel_bind(sock, (struct sockaddr *)&addr, sizeof(addr));
+	/* struct sockaddr_unsized on newer kernels, sockaddr before */
+	err = kernel_bind(sock, (void *)&addr, sizeof(addr));
 	if (err)
 		goto err_sock;
 	write_lock_bh(&sock->sk->sk_callback_lock);

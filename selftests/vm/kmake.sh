@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run make in a guest kernel series' build tree (prepared by
+# selftests/vm/setup.sh), with the compiler that kernel was built with:
+#   - Debian 12's kernels (6.1, 6.12): here, with this machine's gcc;
+#   - newer kernels (Debian 13's, built with gcc 14 and pahole 1.30): in
+#     the Debian 13 build root named by the series' env (BUILDROOT), with
+#     the repository bound at its own path there, so that M= and every
+#     other path under the repository means the same inside and out.
+#
+# Usage: selftests/vm/kmake.sh <series> [make arguments...]
+#        (runs make -C $KDIR <make arguments>)
+
+set -euo pipefail
+
+XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+[ $# -ge 1 ] || { echo "usage: $0 <series> [make arguments...]" >&2; exit 2; }
+envf=$XF_TOP/.cache/kernels/$1/env
+shift
+if [ ! -f "$envf" ]; then
+	echo "kmake: no kernel for that series ($envf missing): run selftests/vm/setup.sh first" >&2
+	exit 2
+fi
+BUILDROOT=
+# shellcheck disable=SC1090
+. "$envf"
+
+if [ -z "$BUILDROOT" ]; then
+	exec make -C "$KDIR" "$@"
+fi
+
+# The mounts live in a mount namespace of their own: they go when make
+# ends, however it ends. objtool reads /proc.
+mkdir -p "$BUILDROOT$XF_TOP"
+exec unshare --mount --propagation private bash -c '
+	set -e
+	root=$1 top=$2
+	shift 2
+	mount -t proc proc "$root/proc"
+	mount --bind "$top" "$root$top"
+	exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		LC_ALL=C.UTF-8 make "$@"' \
+	kmake "$BUILDROOT" "$XF_TOP" -C "$KDIR" "$@"
