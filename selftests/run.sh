@@ -5,9 +5,11 @@
 #   1. selftests/vm/setup.sh   packages, virtme-ng, the Debian guest kernels
 #   2. selftests/vm/build.sh   user space, and the module for each kernel
 #   3. selftests/host/run.sh   host tests (helper + XDP program, no module)
-#   4. selftests/guest/run.sh  in a 6.12 guest, then in a 6.1 guest
+#   4. selftests/guest/run.sh  in a 6.12 guest, a 6.1 guest, then a guest
+#                              of the newest kernel Debian offers (7.3
+#                              today; "newest" in XF_SERIES)
 # Every `ok`/`not ok` line is shown as it comes, prefixed by where it ran
-# ([host], [6.12], [6.1]), and again in a summary at the end, which lists
+# ([host], [6.12], [6.1], [7.3]), and again in a summary at the end, which lists
 # the failures once more and closes with exactly one line
 # "N passed, N failed, N skipped".
 # Exits non-zero if anything failed, a guest did not boot or finish, no
@@ -15,7 +17,8 @@
 # not allow.
 #
 # Env (for developers):
-#   XF_SERIES="6.12"     guest kernels to run (default "6.12 6.1"; "" = none)
+#   XF_SERIES="6.12"     guest kernels to run (default "6.12 6.1 newest";
+#                        "" = none; a Debian 13 series such as "7.2" too)
 #   XF_FILTER=regex      only guest tests whose file name matches
 #   XF_HOST=0            skip the host tests
 #   XF_SKIP_SETUP=1      skip setup.sh (and XF_SKIP_APT=1: no apt in setup.sh)
@@ -27,7 +30,7 @@ set -u
 XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$XF_TOP" || exit 1
 
-SERIES=${XF_SERIES-6.12 6.1}
+SERIES=${XF_SERIES-6.12 6.1 newest}
 RESULTS=$XF_TOP/.cache/results
 mkdir -p "$RESULTS"
 SUMMARY=$RESULTS/summary.txt
@@ -148,6 +151,19 @@ if [ "${XF_SKIP_SETUP:-0}" != 1 ]; then
 		finish
 	fi
 fi
+
+# "newest" names the series setup.sh resolved (.cache/kernels/newest).
+resolved=
+for s in $SERIES; do
+	if [ "$s" = newest ]; then
+		s=$(readlink .cache/kernels/newest 2>/dev/null) || {
+			fail host "setup: no newest kernel (.cache/kernels/newest)"
+			finish
+		}
+	fi
+	resolved+="$s "
+done
+SERIES=${resolved% }
 
 # 2. build
 if [ "${XF_SKIP_BUILD:-0}" != 1 ]; then

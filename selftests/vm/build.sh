@@ -5,7 +5,8 @@
 #   - user space once, in the tree: `make umh cli` at the top level;
 #   - the module per series, in a copy of net/xdp_flow/ and include/ under
 #     .cache/build/<series>/ (same relative layout, so the module's
-#     -I../../include works and two kernels never share object files).
+#     -I../../include works and two kernels never share object files),
+#     with the compiler the kernel was built with (selftests/vm/kmake.sh).
 # Output: .cache/build/<series>/net/xdp_flow/xdp_flow.ko, also installed as
 # updates/xdp_flow.ko in the series' module tree (.cache/kernels/<series>/
 # root/lib/modules/<kver>, the guest's /lib/modules/<kver>).
@@ -24,16 +25,16 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 msg() { echo "build: $*" >&2; }
 failed=0
 
-# Run make with its output in a log; show the tail on failure (or all of it
-# with XF_VERBOSE=1), and a count of compiler warnings otherwise.
+# Run a make command with its output in a log; show the tail on failure (or
+# all of it with XF_VERBOSE=1), and a count of compiler warnings otherwise.
 run_make() {
 	local what=$1 log=$2 rc nwarn
 	shift 2
 	if [ "${XF_VERBOSE:-0}" = 1 ]; then
-		make "$@" 2>&1 | tee "$log" >&2
+		"$@" 2>&1 | tee "$log" >&2
 		rc=${PIPESTATUS[0]}
 	else
-		make "$@" >"$log" 2>&1
+		"$@" >"$log" 2>&1
 		rc=$?
 	fi
 	if [ "$rc" -ne 0 ]; then
@@ -53,17 +54,17 @@ build_user() {
 	local logdir=$XF_TOP/.cache/build
 	mkdir -p "$logdir"
 	if [ -f "$XF_TOP/umh/Makefile" ]; then
-		run_make "user space: umh" "$logdir/umh.log" -C "$XF_TOP" -j"$JOBS" umh ||
+		run_make "user space: umh" "$logdir/umh.log" make -C "$XF_TOP" -j"$JOBS" umh ||
 			failed=1
 		# the deliberately wrong datapaths of test_21_diff_mutants
 		run_make "user space: umh (mutant test builds)" \
-			"$logdir/umh-mutants.log" -C "$XF_TOP/umh" -j"$JOBS" mutants ||
+			"$logdir/umh-mutants.log" make -C "$XF_TOP/umh" -j"$JOBS" mutants ||
 			failed=1
 	else
 		msg "umh/Makefile does not exist (yet): helper not built"
 	fi
 	if [ -f "$XF_TOP/tools/xdp-flow/Makefile" ]; then
-		run_make "user space: cli" "$logdir/cli.log" -C "$XF_TOP" -j"$JOBS" cli ||
+		run_make "user space: cli" "$logdir/cli.log" make -C "$XF_TOP" -j"$JOBS" cli ||
 			failed=1
 	else
 		msg "tools/xdp-flow/Makefile does not exist (yet): CLI not built"
@@ -97,7 +98,8 @@ build_module() {
 			{ msg "copying sources to $dst failed"; exit 1; }
 		rm -f "$dst/net/xdp_flow/xdp_flow.ko"
 		run_make "module for $series ($KVER)" "$dst/module.log" \
-			-C "$KDIR" M="$dst/net/xdp_flow" -j"$JOBS" \
+			bash "$XF_TOP/selftests/vm/kmake.sh" "$series" \
+			M="$dst/net/xdp_flow" -j"$JOBS" \
 			XDP_FLOW_UMH="$XF_TOP/umh/xdp_flow_umh" modules || exit 1
 		[ -f "$dst/net/xdp_flow/xdp_flow.ko" ] ||
 			{ msg "make succeeded but $dst/net/xdp_flow/xdp_flow.ko is missing"; exit 1; }

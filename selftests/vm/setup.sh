@@ -7,12 +7,24 @@
 #   - creates a venv with virtme-ng in .cache/venv,
 #   - fetches and extracts the 6.1 and 6.12 guest kernels (image, modules,
 #     headers, kbuild) into .cache/kernels/<series>/ and writes
-#     .cache/kernels/<series>/env (KVER, KDIR, ROOT, VMLINUZ).
+#     .cache/kernels/<series>/env (KVER, KDIR, ROOT, VMLINUZ);
+#   - for newer kernels (series "newest", or one named like "7.3"): makes a
+#     Debian 13 build root with debootstrap, outside the checkout
+#     ($XF_BUILDROOT), whose gcc 14 and pahole are what Debian builds
+#     those kernels with; resolves the newest amd64 kernel that Debian 13
+#     and its backports offer (or the newest of the series named), fetches
+#     its image and modules into .cache/kernels/<series>/ and installs its
+#     headers into the build root (env: KDIR inside it, BUILDROOT). The
+#     series "newest" is also .cache/kernels/newest, a link to it.
+#     selftests/vm/kmake.sh builds against any series.
 #
-# Idempotent; takes about a second when everything is already in place.
+# Idempotent; takes about a second when everything is already in place (a
+# few more with "newest": the build root's package lists are refreshed).
 # Usage: selftests/vm/setup.sh [series...]      (default: 6.1 6.12)
 # Env:   XF_SKIP_APT=1      do not install Debian packages
 #        XF_SKIP_MODCHECK=1 do not build the throwaway test module
+#        XF_BUILDROOT=dir   the Debian 13 build root
+#                           (default /var/cache/xdp_flow/trixie-root)
 
 set -euo pipefail
 
@@ -26,7 +38,15 @@ PACKAGES=(clang llvm libbpf-dev bpftool libnl-3-dev libnl-genl-3-dev libelf-dev
 	  zlib1g-dev pkg-config make gcc qemu-system-x86 udev dwarves iproute2
 	  ethtool python3-venv busybox-static iperf3 nftables openvswitch-switch
 	  tcpdump sparse kmod rsync jq iputils-ping python3-scapy
-	  python3-pyroute2)
+	  python3-pyroute2 debootstrap)
+
+# The Debian 13 build root, and the series used when the newest cannot
+# be resolved (no mirror) and none was fetched before.
+BR=${XF_BUILDROOT:-/var/cache/xdp_flow/trixie-root}
+BR_SUITE=trixie
+BR_MIRROR=http://deb.debian.org/debian
+BR_PKGS=gcc-14,make,libc6-dev,libelf-dev,dwarves,kmod
+NEWEST_FALLBACK=7.3
 
 # Debian's container images switch apt's binary cache off, which makes every
 # apt-cache call parse all package lists (~0.5 s): keep one of our own.
@@ -237,6 +257,164 @@ EOF
 	msg "kernel $series: $kver ready in $dir"
 }
 
+# ---- Kernels from Debian 13, built in a Debian 13 root
+
+# The build root: made once (about 40 s), and again when what it should
+# hold changes.
+make_buildroot() {
+	local want="$BR_SUITE $BR_MIRROR $BR_PKGS" tmp=$BR.tmp
+
+	if [ -f "$BR/.xdp_flow-stamp" ] &&
+	   [ "$(cat "$BR/.xdp_flow-stamp")" = "$want" ]; then
+		return 0
+	fi
+	msg "Debian 13 build root: debootstrap $BR_SUITE into $BR"
+	rm -rf "$tmp"
+	mkdir -p "$(dirname "$BR")"
+	if ! debootstrap --variant=minbase --include="$BR_PKGS" "$BR_SUITE" \
+			 "$tmp" "$BR_MIRROR" >"$CACHE/debootstrap.log" 2>&1; then
+		tail -n 20 "$CACHE/debootstrap.log" >&2
+		die "debootstrap $BR_SUITE failed (log: $CACHE/debootstrap.log)"
+	fi
+	echo "deb $BR_MIRROR $BR_SUITE-backports main" \
+		>"$tmp/etc/apt/sources.list.d/backports.list"
+	echo "$want" >"$tmp/.xdp_flow-stamp"
+	rm -rf "$BR"
+	mv "$tmp" "$BR"
+	BR_UPDATED=0
+}
+
+# Runs a command in the build root, with none of this shell's environment.
+br() {
+	chroot "$BR" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 "$@"
+}
+
+BR_UPDATED=0
+br_update_once() {
+	[ "$BR_UPDATED" = 1 ] && return 0
+	msg "apt-get update in the Debian 13 build root"
+	br apt-get -q -o DPkg::Lock::Timeout=600 update \
+		>"$CACHE/br-update.log" 2>&1 || return 1
+	BR_UPDATED=1
+}
+
+# The newest amd64 kernel version in the build root's package lists of
+# series $1 ("newest": of any series), e.g. 7.3.4+deb13-amd64.
+br_kver() {
+	local re
+
+	if [ "$1" = newest ]; then
+		re='[0-9]+\.[0-9]+'
+	else
+		re=${1//./\\.}
+	fi
+	br apt-cache pkgnames linux-image- 2>/dev/null |
+		sed -nE "s/^linux-image-(${re}\.[0-9]+\+deb[0-9]+-amd64)\$/\1/p" |
+		sort -V | tail -n 1
+}
+
+br_version() {
+	br apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}'
+}
+
+br_installed() {
+	[ "$(br dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+
+fetch_trixie() {
+	local series=$1 kver name dir root envf stamp p v deb tmp hdr
+	local -a pkgs
+
+	make_buildroot
+	if ! br_update_once; then
+		msg "warning: apt-get update failed in the build root (log: $CACHE/br-update.log)"
+		if [ "$series" = newest ] && [ -f "$CACHE/kernels/newest/env" ]; then
+			msg "kernel newest: $(readlink "$CACHE/kernels/newest"), as fetched before"
+			return 0
+		fi
+	fi
+	kver=$(br_kver "$series")
+	if [ -z "$kver" ] && [ "$series" = newest ]; then
+		msg "warning: no kernel in the build root's lists: trying $NEWEST_FALLBACK"
+		kver=$(br_kver "$NEWEST_FALLBACK")
+	fi
+	[ -n "$kver" ] || die "Debian 13 offers no amd64 kernel of series $series"
+	name=${kver%%+*}
+	name=${name%.*}
+	dir=$CACHE/kernels/$name
+	root=$dir/root
+	envf=$dir/env
+
+	# Debian 13's kernels come as an image, its modules and its base
+	# files (config, System.map, modules.builtin); the headers go into
+	# the build root.
+	pkgs=("linux-binary-$kver" "linux-modules-$kver" "linux-base-$kver")
+	hdr=linux-headers-$kver
+	stamp=""
+	for p in "${pkgs[@]}" "$hdr"; do
+		v=$(br_version "$p")
+		[ -n "$v" ] && [ "$v" != "(none)" ] ||
+			die "kernel $name: Debian 13 has no package $p"
+		stamp+="$p=$v "
+	done
+
+	if ! br_installed "$hdr"; then
+		msg "kernel $name: installing $hdr in the build root"
+		if ! br apt-get -y -q -o DPkg::Lock::Timeout=600 install \
+				--no-install-recommends "$hdr" \
+				>"$CACHE/br-headers.log" 2>&1; then
+			tail -n 20 "$CACHE/br-headers.log" >&2
+			die "installing $hdr in $BR failed"
+		fi
+	fi
+
+	if [ -f "$envf" ] && [ "$(cat "$dir/stamp" 2>/dev/null)" = "$stamp" ] &&
+	   [ -f "$root/lib/modules/$kver/modules.dep" ] &&
+	   [ -f "$root/lib/modules/$kver/vmlinuz" ]; then
+		msg "kernel $name: $kver (cached)"
+	else
+		msg "kernel $name: fetching ${pkgs[*]}"
+		tmp=$CACHE/kernels/.$name.tmp
+		rm -rf "$tmp" "$BR/var/cache/xdp_flow-debs"
+		mkdir -p "$tmp/root" "$BR/var/cache/xdp_flow-debs"
+		# shellcheck disable=SC2016
+		if ! br sh -c 'cd /var/cache/xdp_flow-debs &&
+			       apt-get -q -o APT::Sandbox::User=root download "$@"' \
+				sh "${pkgs[@]}" >"$CACHE/br-download.log" 2>&1; then
+			tail -n 20 "$CACHE/br-download.log" >&2
+			die "downloading ${pkgs[*]} failed"
+		fi
+		for deb in "$BR"/var/cache/xdp_flow-debs/*.deb; do
+			dpkg -x "$deb" "$tmp/root"
+		done
+		rm -rf "$BR/var/cache/xdp_flow-debs"
+		# The modules are in usr/lib/modules; virtme-ng and Debian
+		# 12's kmod look in lib/modules: a merged /usr.
+		ln -s usr/lib "$tmp/root/lib"
+		[ -f "$tmp/root/lib/modules/$kver/vmlinuz" ] ||
+			die "no vmlinuz in linux-binary-$kver"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		mv "$tmp/root" "$root"
+		rm -rf "$tmp"
+		depmod -b "$root" "$kver"
+		cat >"$envf" <<EOF
+# written by selftests/vm/setup.sh
+KVER='$kver'
+KDIR='/usr/src/linux-headers-$kver'
+BUILDROOT='$BR'
+ROOT='$root'
+VMLINUZ='$root/lib/modules/$kver/vmlinuz'
+EOF
+		echo "$stamp" >"$dir/stamp"
+		msg "kernel $name: $kver ready in $dir (modules built in $BR)"
+	fi
+	if [ "$series" = newest ]; then
+		ln -sfn "$name" "$CACHE/kernels/newest"
+		msg "kernel newest: $name"
+	fi
+}
+
 # Build a throwaway module against the series' headers.
 check_module_build() {
 	local series=$1 dir=$CACHE/kernels/$1
@@ -244,7 +422,9 @@ check_module_build() {
 	# shellcheck disable=SC1091
 	. "$dir/env"
 	local m
-	m=$(mktemp -d /tmp/xf-hello.XXXXXX)
+	# under the repository: kmake.sh shows it to the build root
+	mkdir -p "$CACHE/tmp"
+	m=$(mktemp -d "$CACHE/tmp/xf-hello.XXXXXX")
 	cat >"$m/hello.c" <<'EOF'
 #include <linux/module.h>
 #include <linux/init.h>
@@ -255,7 +435,8 @@ module_exit(hello_exit);
 MODULE_LICENSE("GPL");
 EOF
 	echo 'obj-m := hello.o' >"$m/Makefile"
-	if ! make -C "$KDIR" M="$m" modules >"$m/build.log" 2>&1 ||
+	if ! bash "$XF_TOP/selftests/vm/kmake.sh" "$series" M="$m" modules \
+			>"$m/build.log" 2>&1 ||
 	   [ ! -f "$m/hello.ko" ]; then
 		tail -n 30 "$m/build.log" >&2
 		die "test module does not build against $KVER (log: $m/build.log)"
@@ -274,7 +455,10 @@ main() {
 	mkdir -p "$CACHE/kernels"
 	local s
 	for s in "${series[@]}"; do
-		fetch_series "$s"
+		case $s in
+		6.1|6.12) fetch_series "$s" ;;
+		*) fetch_trixie "$s" ;;
+		esac
 		[ "${XF_SKIP_MODCHECK:-0}" = 1 ] || check_module_build "$s"
 	done
 }
