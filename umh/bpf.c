@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "umh.h"
@@ -226,6 +227,29 @@ static void dp_remove_pinned_maps(const char *pin_dir)
 	}
 }
 
+/*
+ * Says how much of the verifier's budget (1 million instructions) each
+ * program took on this kernel: newer verifiers may prune less, and a
+ * program near the budget stops loading after a small change.
+ */
+static void dp_log_verified(struct xdp_flow_bpf *skel)
+{
+	struct bpf_program *prog;
+	struct bpf_prog_info info;
+	__u32 len;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (bpf_program__fd(prog) < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			continue;
+		pr_info("%s: the verifier processed %u instructions",
+			bpf_program__name(prog), info.verified_insns);
+	}
+}
+
 /**
  * dp_open() - open and load the program
  * @pin_dir: reuse the maps pinned there, or pin new ones; NULL: no pins
@@ -256,6 +280,8 @@ struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
 	}
 	if (!skel)
 		pr_err("cannot load the XDP program: %s", strerror(errno));
+	else
+		dp_log_verified(skel);
 	return skel;
 }
 
