@@ -1224,7 +1224,7 @@ static void xdp_flow_nft_stats_fn(struct work_struct *work)
 	}
 	mutex_unlock(&xdp_flow_lock);
 	if (any)
-		schedule_delayed_work(&xdp_flow_nft_stats_work, HZ);
+		queue_delayed_work(system_long_wq, &xdp_flow_nft_stats_work, HZ);
 }
 
 static int xdp_flow_nft_stats(struct xdp_flow_binding *b,
@@ -1237,7 +1237,7 @@ static int xdp_flow_nft_stats(struct xdp_flow_binding *b,
 		err = xdp_flow_cls_stats(b, f, false);
 		mutex_unlock(&xdp_flow_lock);
 	}
-	mod_delayed_work(system_wq, &xdp_flow_nft_stats_work, 0);
+	mod_delayed_work(system_long_wq, &xdp_flow_nft_stats_work, 0);
 	return err;
 }
 
@@ -1378,7 +1378,8 @@ static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 		if (err && b->nft)
 			xdp_flow_nft_refused(b, f, err);
 		else if (b->nft)
-			schedule_delayed_work(&xdp_flow_nft_stats_work, HZ);
+			queue_delayed_work(system_long_wq,
+					   &xdp_flow_nft_stats_work, HZ);
 		break;
 	case FLOW_CLS_DESTROY:
 		err = xdp_flow_cls_destroy(b, f);

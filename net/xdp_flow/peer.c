@@ -177,8 +177,8 @@ static void xdp_flow_peer_check(u32 ifindex)
 	}
 	xdp_flow_peer_put(ifindex, ok ? &p : NULL);
 	if (ok)
-		queue_delayed_work(system_wq, &xdp_flow_peer_recheck_work,
-				   msecs_to_jiffies(XDP_FLOW_PEER_RECHECK_MS));
+		schedule_delayed_work(&xdp_flow_peer_recheck_work,
+				      msecs_to_jiffies(XDP_FLOW_PEER_RECHECK_MS));
 }
 
 /* Caller holds xdp_flow_peer_lock. Checks every entry again. */
@@ -218,7 +218,7 @@ static void xdp_flow_peer_resync_fn(struct work_struct *work)
  */
 void xdp_flow_peers_resync(void)
 {
-	queue_work(system_wq, &xdp_flow_peer_resync_work);
+	schedule_work(&xdp_flow_peer_resync_work);
 }
 
 /*
@@ -229,8 +229,8 @@ void xdp_flow_peers_resync(void)
 static void xdp_flow_peer_recheck_fn(struct work_struct *work)
 {
 	if (!rtnl_trylock()) {
-		queue_delayed_work(system_wq, &xdp_flow_peer_recheck_work,
-				   msecs_to_jiffies(XDP_FLOW_PEER_RECHECK_MS));
+		schedule_delayed_work(&xdp_flow_peer_recheck_work,
+				      msecs_to_jiffies(XDP_FLOW_PEER_RECHECK_MS));
 		return;
 	}
 	mutex_lock(&xdp_flow_peer_lock);
@@ -304,7 +304,7 @@ static void xdp_flow_peer_tc_fn(struct work_struct *work)
 
 static void xdp_flow_peer_tc_ready(struct sock *sk)
 {
-	queue_work(system_wq, &xdp_flow_peer_tc_work);
+	schedule_work(&xdp_flow_peer_tc_work);
 }
 
 static int xdp_flow_peer_listen(void)
