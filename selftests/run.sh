@@ -192,12 +192,16 @@ if [ "${XF_HOST:-1}" != 0 ]; then
 	fi
 fi
 
-# 4. guests
+# 4. guests, each with its share of the robustness loops (xf_share in
+# selftests/guest/lib.sh)
+n_series=$(echo $SERIES | wc -w)
+k=0
 for s in $SERIES; do
 	phase "guest $s"
-	MARK="# guest kernel " collect "$s" \
-		bash selftests/vm/run-guest.sh "$s" selftests/guest/run.sh
+	XF_SHARE=$k/$n_series MARK="# guest kernel " \
+		collect "$s" bash selftests/vm/run-guest.sh "$s" selftests/guest/run.sh
 	rc=$?
+	k=$((k + 1))
 	if [ "$SAW_LINE" -eq 0 ]; then
 		fail "$s" "guest $s did not boot or did not start selftests/guest/run.sh (rc $rc)"
 	elif [ $rc -eq 124 ]; then

@@ -71,6 +71,41 @@ XF_MAC_VETH_B=02:0f:00:00:02:01
 XF_MAC_XFV2=02:0f:00:00:03:fe
 XF_MAC_VETH_C=02:0f:00:00:03:01
 
+# A run of several kernels shares the robustness loops out between them
+# (XF_SHARE="k/N" from selftests/run.sh: this is kernel k of N, from 0):
+# every kernel runs every kind of test, and a run of any number of kernels
+# does about what a run of two did. Alone, a kernel runs everything.
+
+# xf_share <count>: this kernel's part of a loop of <count> rounds (at
+# least 1): all of it with up to 2 kernels, 2 / N of it with N.
+xf_share()
+{
+	local n=${XF_SHARE#*/}
+
+	if [[ ! "$n" =~ ^[0-9]+$ ]] || [ "$n" -le 2 ]; then
+		echo "$1"
+	else
+		echo $(((2 * $1 + n - 1) / n))
+	fi
+}
+
+# xf_share_pick <item>...: the items that are this kernel's, the k-th of
+# every N (all of them when the run has one kernel).
+xf_share_pick()
+{
+	local k=${XF_SHARE%/*} n=${XF_SHARE#*/} i=0 item out=
+
+	if [[ ! "$k" =~ ^[0-9]+$ ]] || [[ ! "$n" =~ ^[0-9]+$ ]] || [ "$n" -le 1 ]; then
+		echo "$*"
+		return
+	fi
+	for item in "$@"; do
+		[ $((i % n)) -eq "$k" ] && out+="$item "
+		i=$((i + 1))
+	done
+	echo "${out% }"
+}
+
 # xf_modprobe_deps: the kernel modules the tests rely on.
 xf_modprobe_deps()
 {

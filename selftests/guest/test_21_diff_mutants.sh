@@ -20,13 +20,11 @@ source "$XF_ROOT/selftests/guest/offload_lib.sh"
 CASES=${XF_MUTANT_CASES:-200}
 LANES=${XF_DIFF_LANES:-8}
 SEED=${XF_DIFF_SEED:-1}
-# Shared out between the kernels of a run, so that each mutant is caught
-# once per `make test` (a mutant is a datapath fault, not a kernel's).
-case ${XF_SERIES:-} in
-6.1)	d_mutants="never_tcp count_path vlan_tpid" ;;
-*)	d_mutants="mask_dst prio_last vlan_tci" ;;
-esac
-MUTANTS=${XF_MUTANTS:-$d_mutants}
+# Shared out between the kernels of a run (xf_share_pick), so that each
+# mutant is caught once per `make test` (a mutant is a datapath fault, not
+# a kernel's); a kernel alone runs all six.
+MUTANTS=${XF_MUTANTS:-$(xf_share_pick mask_dst never_tcp prio_last \
+				     count_path vlan_tci vlan_tpid)}
 
 trap 'diff_cleanup "$LANES"' EXIT
 

@@ -21,7 +21,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=20
-KILLS=${XF_TRUST_KILLS:-4}
+KILLS=${XF_TRUST_KILLS:-$(xf_share 4)}
 IMPOSTOR=$XF_ROOT/selftests/guest/impostor.py
 
 # (find_spec: importing pyroute2 takes seconds in an emulated guest)

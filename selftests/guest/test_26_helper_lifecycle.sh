@@ -19,7 +19,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=10
-CYCLES=${XF_LIFECYCLES:-5}
+CYCLES=${XF_LIFECYCLES:-$(xf_share 5)}
 PIN_DIR=/sys/fs/bpf/xdp_flow
 RMMOD_MAX_MS=10000
 

@@ -25,7 +25,7 @@
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
-KILLS=${XF_KILLS:-8}
+KILLS=${XF_KILLS:-$(xf_share 8)}
 SEED=${XF_KILL_SEED:-27}
 PPS=${XF_PPS:-500}
 M=5			# packets per address in the final checks

@@ -19,7 +19,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=20
-ROUNDS=${XF_LOCK_ROUNDS:-6}
+ROUNDS=${XF_LOCK_ROUNDS:-$(xf_share 6)}
 TMP=$(mktemp -d)
 CHURN=
 PAUSER=

@@ -18,7 +18,7 @@
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
-CASES=${XF_FULL_CASES:-30}
+CASES=${XF_FULL_CASES:-$(xf_share 30)}
 SEED=${XF_DIFF_SEED:-1}
 LANES=${XF_FULL_LANES:-4}
 
