@@ -1292,14 +1292,18 @@ static __always_inline int mangle_base(const struct edit_layout *l,
 		return l->proto == bpf_htons(ETH_P_IPV6) ? l->noff : -1;
 	case XDP_FLOW_HDR_TCP:
 	case XDP_FLOW_HDR_UDP:
-		/* IPv4: after the IP header, whatever the protocol; IPv6:
-		 * only at that very next header.
+		/* Only at a header of that protocol, right after the IP
+		 * header (l4proto is 0 for a non-first IPv4 fragment).
+		 * Linux 7.3's pedit fails anywhere else; older kernels write
+		 * after an IPv4 header whatever the protocol, which TC
+		 * does itself when the frame goes there.
 		 */
+		if (l->l4proto != (a->mangle.htype == XDP_FLOW_HDR_TCP ?
+				   IPPROTO_TCP : IPPROTO_UDP))
+			return -1;
 		if (l->proto == bpf_htons(ETH_P_IP))
 			return l->noff + l->ihl;
-		if (l->proto == bpf_htons(ETH_P_IPV6) &&
-		    l->l4proto == (a->mangle.htype == XDP_FLOW_HDR_TCP ?
-				   IPPROTO_TCP : IPPROTO_UDP))
+		if (l->proto == bpf_htons(ETH_P_IPV6))
 			return l->noff + sizeof(struct ipv6hdr);
 		return -1;
 	}
