@@ -1161,6 +1161,7 @@ def run(args):
                 if a != bb:
                     diffs[c.n].append("round %d frame %s: A %s, B %s" % (
                         rnd_i + 1, b.hex(), fmt_seen(a), fmt_seen(bb)))
+                    diffs[c.n].extend(fmt_bytes(a, bb))
                 where = seen.get((f_id, "A"), [])
                 for w in set(x[0] for x in where) or ["nowhere"]:
                     fates[w] = fates.get(w, 0) + 1
@@ -1208,6 +1209,21 @@ def fmt_seen(lst):
     if not lst:
         return "nowhere"
     return ", ".join("%s(%d bytes)" % (w, len(d)) for w, d in lst)
+
+
+def fmt_bytes(a, b):
+    """Where frames that went to the same places differ: the bytes."""
+    if [w for w, _ in a] != [w for w, _ in b]:
+        return []
+    out = []
+    for (w, da), (_, db) in zip(a, b):
+        if da == db:
+            continue
+        off = next((i for i in range(min(len(da), len(db)))
+                    if da[i] != db[i]), min(len(da), len(db)))
+        out.append("  %s: A and B differ from byte %d: A %s, B %s" %
+                   (w, off, da.hex(), db.hex()))
+    return out
 
 
 def main():
