@@ -99,7 +99,7 @@ static int xdp_flow_cmd_dev_enable(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG_MOD(info->extack, "no such device");
 		return -ENODEV;
 	}
-	err = xdp_flow_dev_enable(dev, mode, info->extack);
+	err = xdp_flow_switch_enable(dev, mode, info->extack);
 	dev_put(dev);
 	return err;
 }
@@ -108,8 +108,8 @@ static int xdp_flow_cmd_dev_disable(struct sk_buff *skb, struct genl_info *info)
 {
 	if (GENL_REQ_ATTR_CHECK(info, XDP_FLOW_ATTR_IFINDEX))
 		return -EINVAL;
-	return xdp_flow_dev_disable(nla_get_u32(info->attrs[XDP_FLOW_ATTR_IFINDEX]),
-				    info->extack);
+	return xdp_flow_switch_disable(nla_get_u32(info->attrs[XDP_FLOW_ATTR_IFINDEX]),
+				       info->extack);
 }
 
 static int xdp_flow_fill_status(struct sk_buff *msg, u32 portid, u32 seq,
@@ -180,6 +180,7 @@ static int xdp_flow_dump_devs(struct sk_buff *skb, struct netlink_callback *cb)
 		    nla_put_string(skb, XDP_FLOW_ATTR_HOOK_WHY, xdev->why) ||
 		    nla_put_u32(skb, XDP_FLOW_ATTR_RULE_COUNT,
 				xdev->nr_offloaded) ||
+		    nla_put_u32(skb, XDP_FLOW_ATTR_SWITCH, xdev->via) ||
 		    nla_put_s32(skb, XDP_FLOW_ATTR_ERROR, xdev->err) ||
 		    (xdev->nr_waiting &&
 		     (nla_put_u32(skb, XDP_FLOW_ATTR_WAITING,

@@ -27,9 +27,14 @@ static int __init xdp_flow_init(void)
 	err = xdp_flow_offload_init();
 	if (err)
 		goto err_peer;
+	err = xdp_flow_switch_init();
+	if (err)
+		goto err_offload;
 	xdp_flow_helper_start();
 	return 0;
 
+err_offload:
+	xdp_flow_offload_exit();
 err_peer:
 	xdp_flow_peer_exit();
 err_genl:
@@ -45,8 +50,11 @@ static void __exit xdp_flow_exit(void)
 	/* No more talking to the helper; then nobody can reach the module
 	 * through the family (what runs there returns first); then no
 	 * helper and no datapath, whatever state the helper was in; last
-	 * the blocks, whose rules TC goes on running in software.
+	 * the blocks, whose rules TC goes on running in software. Before
+	 * all that, the ethtool switch (a switch may be waiting for the
+	 * helper).
 	 */
+	xdp_flow_switch_exit();
 	xdp_flow_helper_stop();
 	xdp_flow_genl_exit();
 	xdp_flow_helper_exit();

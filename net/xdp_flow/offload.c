@@ -1995,6 +1995,7 @@ static u32 xdp_flow_auto_hook(const struct net_device *dev, const char **why)
  * xdp_flow_dev_enable() - enable offload on a device
  * @dev: the device
  * @xdp_mode: enum xdp_flow_xdp_mode, the hook (AUTO: the module picks)
+ * @via: enum xdp_flow_switch, the switch that asks
  * @extack: for errors
  *
  * The datapath goes on the device only while it has offloaded rules: if
@@ -2005,7 +2006,7 @@ static u32 xdp_flow_auto_hook(const struct net_device *dev, const char **why)
  *
  * Return: 0, or a negative errno (with @extack set).
  */
-int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
+int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 			struct netlink_ext_ack *extack)
 {
 	const char *why = "asked for";
@@ -2068,6 +2069,7 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
 	xdev->ifindex = dev->ifindex;
 	xdev->xdp_mode = xdp_mode;
 	xdev->why = why;
+	xdev->via = via;
 	xdev->state = XDP_FLOW_DEV_STATE_IDLE;
 	xdev->replaying = true;
 	if (xdp_flow_places_take(dev->ifindex)) {
@@ -2273,6 +2275,8 @@ int xdp_flow_replay(void)
 		xdp_flow_gate_set(false);
 out:
 	mutex_unlock(&xdp_flow_lock);
+	if (!err)
+		xdp_flow_switch_kick();
 	return err;
 }
 

@@ -25,6 +25,7 @@ extern struct mutex xdp_flow_lock;
  * @state: enum xdp_flow_dev_state
  * @xdp_mode: enum xdp_flow_xdp_mode, the hook (never AUTO)
  * @why: why this hook, for xdp-flow status
+ * @via: enum xdp_flow_switch, what enabled it
  * @err: the helper's error when @state is XDP_FLOW_DEV_STATE_ERROR
  * @nr_offloaded: offloaded rules installed for the device
  * @attached: the datapath is (being) attached: the device had offloaded
@@ -49,6 +50,7 @@ struct xdp_flow_dev {
 	u32 state;
 	u32 xdp_mode;
 	const char *why;
+	u32 via;
 	int err;
 	unsigned int nr_offloaded;
 	bool attached;
@@ -185,11 +187,19 @@ struct xdp_flow_mask_ref {
 	u32 rank;
 };
 
+/* switch.c */
+int xdp_flow_switch_init(void);
+void xdp_flow_switch_exit(void);
+int xdp_flow_switch_enable(struct net_device *dev, u32 xdp_mode,
+			   struct netlink_ext_ack *extack);
+int xdp_flow_switch_disable(int ifindex, struct netlink_ext_ack *extack);
+void xdp_flow_switch_kick(void);
+
 /* offload.c */
 int xdp_flow_offload_init(void);
 void xdp_flow_offload_exit(void);
 struct xdp_flow_dev *xdp_flow_dev_find(int ifindex);
-int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode,
+int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 			struct netlink_ext_ack *extack);
 int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
 int xdp_flow_replay(void);

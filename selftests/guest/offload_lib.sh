@@ -294,6 +294,19 @@ dmesg_bad_since()
 	dmesg_since "$1" | kernel_bad
 }
 
+# xf_held_umh <dir>: write <dir>/held_umh, for the module to start
+# instead of its own helper (umh_path=): it waits while <dir>/hold exists,
+# then becomes the helper (the same process). Prints its path.
+xf_held_umh()
+{
+	cat >"$1/held_umh" <<EOF || return 1
+#!/bin/sh
+while [ -e "$1/hold" ]; do sleep 0.1; done
+exec "$XF_UMH" "\$@"
+EOF
+	chmod 755 "$1/held_umh" && echo "$1/held_umh"
+}
+
 # helper_pids: pids of helper processes (the helper names itself
 # xdp_flow_umh, whichever binary it was started from).
 helper_pids()

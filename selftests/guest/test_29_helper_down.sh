@@ -19,14 +19,8 @@ TMP=$(mktemp -d)
 trap 'xf_test_cleanup; rm -rf "$TMP"' EXIT
 
 # The module starts this instead of its own helper: it waits while the
-# hold file exists, then becomes the helper (same process).
-wrapper=$TMP/held_umh
-cat >"$wrapper" <<EOF
-#!/bin/sh
-while [ -e "$TMP/hold" ]; do sleep 0.1; done
-exec "$XF_UMH" "\$@"
-EOF
-chmod 755 "$wrapper"
+# hold file exists, then becomes the helper.
+wrapper=$(xf_held_umh "$TMP") || exit 1
 
 xf_test_setup umh_path="$wrapper" || exit 1
 

@@ -589,9 +589,20 @@ static int status_handler(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+/* What turned offload on, as `xdp-flow status` names it. */
+static const char *switch_name(uint32_t via)
+{
+	switch (via) {
+	case XDP_FLOW_SWITCH_GENL:		return "xdp-flow";
+	case XDP_FLOW_SWITCH_HW_TC:		return "hw-tc-offload";
+	case XDP_FLOW_SWITCH_FLOW_OFFLOAD_XDP:	return "flow-offload-xdp";
+	}
+	return "unknown";
+}
+
 static int dev_handler(struct nlattr **tb, void *arg)
 {
-	uint32_t ifindex, state, mode, rules, waiting, shield_prio;
+	uint32_t ifindex, state, mode, rules, waiting, shield_prio, via;
 	char name[IF_NAMESIZE + 16];
 	char msg[256] = "", why[256] = "";
 	int32_t error = 0;
@@ -605,6 +616,7 @@ static int dev_handler(struct nlattr **tb, void *arg)
 	rules = attr_u32(tb, XDP_FLOW_ATTR_RULE_COUNT, 0);
 	waiting = attr_u32(tb, XDP_FLOW_ATTR_WAITING, 0);
 	shield_prio = attr_u32(tb, XDP_FLOW_ATTR_SHIELD_PRIO, 0);
+	via = attr_u32(tb, XDP_FLOW_ATTR_SWITCH, XDP_FLOW_SWITCH_GENL);
 	if (tb[XDP_FLOW_ATTR_ERROR])
 		error = (int32_t)nla_get_u32(tb[XDP_FLOW_ATTR_ERROR]);
 	if (tb[XDP_FLOW_ATTR_MSG])
@@ -622,6 +634,7 @@ static int dev_handler(struct nlattr **tb, void *arg)
 		jw_string("xdp_mode", xdp_mode_name(mode));
 		if (why[0])
 			jw_string("hook_why", why);
+		jw_string("switch", switch_name(via));
 		jw_u64("rule_count", rules);
 		jw_u64("waiting", waiting);
 		if (waiting)
@@ -638,6 +651,10 @@ static int dev_handler(struct nlattr **tb, void *arg)
 	if (mode != XDP_FLOW_XDP_MODE_TC)
 		printf(" (%s)", xdp_mode_name(mode));
 	printf(", %u rule%s\n", rules, rules == 1 ? "" : "s");
+	if (via == XDP_FLOW_SWITCH_GENL)
+		printf("    switched on by: xdp-flow enable\n");
+	else
+		printf("    switched on by: ethtool %s\n", switch_name(via));
 	if (why[0])
 		printf("    hook: %s\n", why);
 	if (waiting)

@@ -18,8 +18,8 @@
  *   DEV_DISABLE IFINDEX                  disable it; rules go back to software
  *   DEV_GET     (dump)                   one message per enabled device:
  *                                        IFINDEX DEV_STATE XDP_MODE
- *                                        HOOK_WHY RULE_COUNT [ERROR]
- *                                        [WAITING SHIELD_PRIO]
+ *                                        HOOK_WHY RULE_COUNT SWITCH
+ *                                        [ERROR] [WAITING SHIELD_PRIO]
  *   RULE_GET    (dump) [IFINDEX]         one message per rule the module
  *                                        knows: RULE STATS [MSG] [WAITING]
  *                                        [IN_FLIGHT] (MSG: why a software
@@ -465,6 +465,22 @@ enum xdp_flow_dev_state {
 					 */
 };
 
+/*
+ * What turned offload on for a device (DEV_GET's SWITCH). Either switch
+ * turns it off: the ethtool feature follows DEV_ENABLE and DEV_DISABLE on
+ * the devices that have it, and `ethtool -K` enables and disables.
+ */
+enum xdp_flow_switch {
+	XDP_FLOW_SWITCH_GENL,		/* DEV_ENABLE (xdp-flow enable) */
+	XDP_FLOW_SWITCH_HW_TC,		/* ethtool's hw-tc-offload, which
+					 * the module offers on the devices
+					 * without an offload of their own
+					 */
+	XDP_FLOW_SWITCH_FLOW_OFFLOAD_XDP, /* ethtool's flow-offload-xdp,
+					   * on kernels that have it
+					   */
+};
+
 enum xdp_flow_helper_state {
 	XDP_FLOW_HELPER_STOPPED,	/* never started, or given up */
 	XDP_FLOW_HELPER_STARTING,	/* started, HELLO not seen yet */
@@ -555,6 +571,9 @@ enum xdp_flow_attr {
 					 */
 	XDP_FLOW_ATTR_TC_PROG_FD,	/* u32, HELLO: the helper's TC
 					 * program, whose maps hold the peers
+					 */
+	XDP_FLOW_ATTR_SWITCH,		/* u32, DEV_GET: enum
+					 * xdp_flow_switch
 					 */
 	__XDP_FLOW_ATTR_MAX,
 };

@@ -196,6 +196,8 @@ static void devices(void)
 	tb[XDP_FLOW_ATTR_MSG] = NULL;
 	tb[XDP_FLOW_ATTR_HOOK_WHY] = mk_attr(XDP_FLOW_ATTR_HOOK_WHY,
 					     "auto: \"virtual\" device", 24);
+	v = XDP_FLOW_SWITCH_HW_TC;
+	tb[XDP_FLOW_ATTR_SWITCH] = mk_attr(XDP_FLOW_ATTR_SWITCH, &v, 4);
 	dev_handler(tb, NULL);
 }
 
