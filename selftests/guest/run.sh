@@ -191,6 +191,23 @@ for entry in "${tests[@]}"; do
 	n_skip=$((n_skip + skip))
 done
 
+# Under kmemleak (the patched kernel): a scan once every test is done.
+# Two scans: an object is reported once it looked unreferenced twice.
+kml=/sys/kernel/debug/kmemleak
+[ -e /sys/kernel/debug/kmemleak ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ -w $kml ] && [ -z "$filter" ]; then
+	echo scan >$kml && sleep 5 && echo scan >$kml
+	leaks=$(grep -c '^unreferenced object' $kml)
+	if [ "$leaks" = 0 ]; then
+		echo "ok - kmemleak: no suspected leak once every test is done"
+		n_ok=$((n_ok + 1))
+	else
+		head -n 80 $kml | sed 's/^/# kmemleak: /'
+		echo "not ok - kmemleak: $leaks suspected leaks once every test is done"
+		n_fail=$((n_fail + 1))
+	fi
+fi
+
 summary="# totals for $XF_SERIES ($(uname -r)): passed $n_ok, failed $n_fail, skipped $n_skip"
 echo "$summary"
 if [ -n "${XF_RESULTS:-}" ] && [ -d "$XF_RESULTS" ] && [ -w "$XF_RESULTS" ]; then

@@ -415,6 +415,124 @@ EOF
 	fi
 }
 
+# The patched kernel: Debian's newest linux-source with the series under
+# drivers/patches and the configuration in selftests/vm/patched.config,
+# built in the Debian 13 build root and kept there, under build/, keyed by
+# the source, the patches, the configuration and this recipe; built again
+# only when one of them changes. Its image and modules are copied into
+# .cache/kernels/patched/root/lib/modules/<kver>, laid out as Debian's
+# kernels are here, so that everything else takes it like them.
+PATCHED_RECIPE=1
+PATCHED_PKGS=(gcc bc bison flex libssl-dev cpio xz-utils python3 patch)
+
+# Runs a command in the build root with /proc mounted (objtool reads it),
+# in a mount namespace of its own.
+pbr() {
+	# shellcheck disable=SC2016
+	unshare --mount --propagation private bash -c '
+		set -e
+		root=$1
+		shift
+		mount -t proc proc "$root/proc"
+		exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			LC_ALL=C.UTF-8 "$@"' pbr "$BR" "$@"
+}
+
+build_patched() {
+	local src srcver key dir b envf kver p line opt val
+	local frag=$XF_TOP/selftests/vm/patched.config
+	local -a missing
+
+	make_buildroot
+	br_update_once ||
+		msg "warning: apt-get update failed in the build root (log: $CACHE/br-update.log)"
+	src=$(br apt-cache pkgnames linux-source- 2>/dev/null |
+	      grep -E '^linux-source-[0-9]+\.[0-9]+$' | sort -V | tail -n 1)
+	[ -n "$src" ] || src=linux-source-$NEWEST_FALLBACK
+	srcver=$(br_version "$src")
+	[ -n "$srcver" ] && [ "$srcver" != "(none)" ] ||
+		die "patched kernel: Debian 13 has no $src"
+	key=$( { echo "$PATCHED_RECIPE $src $srcver"
+		 cat "$XF_TOP"/drivers/patches/*.patch "$frag"; } |
+	       sha256sum | cut -c1-16)
+	b=/build/patched-$key
+	dir=$BR$b
+	envf=$CACHE/kernels/patched/env
+	if [ -f "$dir/done" ]; then
+		kver=$(cat "$dir/done")
+		msg "kernel patched: $kver (cached in $dir)"
+	else
+		missing=()
+		for p in "$src" "${PATCHED_PKGS[@]}"; do
+			br_installed "$p" || missing+=("$p")
+		done
+		if [ ${#missing[@]} -gt 0 ]; then
+			msg "kernel patched: installing ${missing[*]} in the build root"
+			br apt-get -y -q -o DPkg::Lock::Timeout=600 install \
+				--no-install-recommends "${missing[@]}" \
+				>"$CACHE/br-patched.log" 2>&1 ||
+				{ tail -n 20 "$CACHE/br-patched.log" >&2
+				  die "installing ${missing[*]} in $BR failed"; }
+		fi
+		msg "kernel patched: $src $srcver with drivers/patches, in $dir"
+		rm -rf "$BR"/build/patched-*
+		mkdir -p "$dir"
+		tar -C "$dir" -xf "$BR/usr/src/$src.tar.xz" ||
+			die "cannot unpack $src"
+		mv "$dir/$src" "$dir/linux"
+		for p in "$XF_TOP"/drivers/patches/*.patch; do
+			patch -d "$dir/linux" -p1 -s <"$p" ||
+				die "patched kernel: $(basename "$p") does not apply to $src $srcver"
+		done
+		cp "$frag" "$dir/patched.config"
+		pbr make -C "$b/linux" -s x86_64_defconfig &&
+		pbr sh -c "cd $b/linux && scripts/kconfig/merge_config.sh -m .config $b/patched.config >/dev/null" &&
+		pbr make -C "$b/linux" -s olddefconfig ||
+			die "patched kernel: configuration failed"
+		missing=()
+		while IFS= read -r line; do
+			case $line in CONFIG_*=*) ;; *) continue ;; esac
+			opt=${line%%=*}
+			val=${line#*=}
+			if [ "$val" = n ]; then
+				! grep -q "^$opt=" "$dir/linux/.config" || missing+=("$line")
+			else
+				grep -qx "$line" "$dir/linux/.config" || missing+=("$line")
+			fi
+		done <"$frag"
+		[ ${#missing[@]} -eq 0 ] ||
+			die "patched kernel: Kconfig did not keep ${missing[*]} (selftests/vm/patched.config)"
+		msg "kernel patched: make bzImage modules -j$(nproc) (long; cached afterwards)"
+		if ! pbr make -C "$b/linux" -j"$(nproc)" bzImage modules \
+				>"$CACHE/patched-build.log" 2>&1; then
+			tail -n 30 "$CACHE/patched-build.log" >&2
+			die "patched kernel: build failed (log: $CACHE/patched-build.log)"
+		fi
+		kver=$(pbr make -C "$b/linux" -s kernelrelease)
+		pbr make -C "$b/linux" -s INSTALL_MOD_PATH="$b/root" \
+			INSTALL_MOD_STRIP=1 modules_install >/dev/null ||
+			die "patched kernel: modules_install failed"
+		cp "$dir/linux/arch/x86/boot/bzImage" \
+			"$dir/root/lib/modules/$kver/vmlinuz"
+		echo "$kver" >"$dir/done"
+		msg "kernel patched: $kver built"
+	fi
+	# The guests do not see /var/cache: the image and the modules go
+	# into the checkout's cache, as Debian's kernels do.
+	mkdir -p "$CACHE/kernels/patched/root"
+	rsync -a --delete "$dir/root/" "$CACHE/kernels/patched/root/" ||
+		die "patched kernel: cannot copy its modules into $CACHE/kernels/patched"
+	cat >"$envf.tmp" <<EOF
+# written by selftests/vm/setup.sh
+KVER='$kver'
+KDIR='$b/linux'
+BUILDROOT='$BR'
+ROOT='$CACHE/kernels/patched/root'
+VMLINUZ='$CACHE/kernels/patched/root/lib/modules/$kver/vmlinuz'
+EOF
+	mv "$envf.tmp" "$envf"
+}
+
 # Build a throwaway module against the series' headers.
 check_module_build() {
 	local series=$1 dir=$CACHE/kernels/$1
@@ -457,6 +575,7 @@ main() {
 	for s in "${series[@]}"; do
 		case $s in
 		6.1|6.12) fetch_series "$s" ;;
+		patched) build_patched ;;
 		*) fetch_trixie "$s" ;;
 		esac
 		[ "${XF_SKIP_MODCHECK:-0}" = 1 ] || check_module_build "$s"
