@@ -92,7 +92,7 @@ static void xdp_flow_switch_note(struct net_device *dev)
 {
 	bool on = dev->features & XDP_FLOW_SWITCH_BIT;
 	bool was = xa_load(&xdp_flow_switch_seen, dev->ifindex);
-	int err;
+	int err = 0;
 
 	if (on == was)
 		return;
@@ -100,7 +100,7 @@ static void xdp_flow_switch_note(struct net_device *dev)
 		err = xa_err(xa_store(&xdp_flow_switch_seen, dev->ifindex,
 				      xa_mk_value(1), GFP_KERNEL));
 	else
-		err = xa_err(xa_erase(&xdp_flow_switch_seen, dev->ifindex));
+		xa_erase(&xdp_flow_switch_seen, dev->ifindex);
 	if (!err)
 		err = xa_err(xa_store(&xdp_flow_switch_pending, dev->ifindex,
 				      xa_mk_value(on), GFP_KERNEL));

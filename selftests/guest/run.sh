@@ -147,7 +147,9 @@ for entry in "${tests[@]}"; do
 	(sleep $((test_timeout > 60 ? test_timeout - 30 : test_timeout)) &&
 		hang_report "$name") 3>&- &
 	watchdog=$!
-	cases=${XF_DIFF_CASES:-200}
+	# The differential cases are shared out like the loops (xf_share):
+	# with three kernels each runs the first 2/3 of them.
+	cases=${XF_DIFF_CASES:-$(xf_share 200)}
 	# The second pass runs a quarter of the differential cases.
 	[ $hook = auto ] || cases=$((cases / 4))
 	XF_HOOK=$hook XF_DIFF_CASES=$cases \
