@@ -209,8 +209,7 @@ static void xdp_flow_switch_apply(int ifindex, bool on)
 		const char *msg = extack._msg ?: "error";
 
 		/* NL_SET_ERR_MSG_MOD's prefix is this line's own. */
-		if (str_has_prefix(msg, KBUILD_MODNAME ": "))
-			msg += strlen(KBUILD_MODNAME ": ");
+		msg += str_has_prefix(msg, KBUILD_MODNAME ": ");
 		pr_warn("xdp_flow: %s: %s on: cannot enable offload: %s (%d); %s is off again\n",
 			dev->name, XDP_FLOW_SWITCH_NAME, msg, err,
 			XDP_FLOW_SWITCH_NAME);
