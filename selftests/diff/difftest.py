@@ -52,6 +52,8 @@ import time
 
 NS_GEN = "xfdg"
 NS_SINK = "xfds"
+# the group of the lanes' devices in the root namespace (ip link ... group)
+LANE_GROUP = 7301
 MAGIC = b"\xd1\xff\x10\x3c"
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
@@ -193,7 +195,9 @@ def setup(nlanes):
     sink = [k for ln in lanes for s in "AB" for k in ln.sink[s]]
     for devs, ns in ((root, None), (gen, NS_GEN), (sink, NS_SINK)):
         no_ipv6(devs, ns)
-        ip_batch(["link set %s up" % d for d in devs], ns)
+        # the root ends in one group: cleanup() deletes them in one go
+        grp = " group %d" % LANE_GROUP if ns is None else ""
+        ip_batch(["link set %s up%s" % (d, grp) for d in devs], ns)
     # NAPI on the sink side, so that the target takes XDP frames
     sh(["sh", "-c", "; ".join("ethtool -K %s gro on" % k for k in sink)],
        ns=NS_SINK)
@@ -204,10 +208,15 @@ def setup(nlanes):
 
 
 def cleanup(nlanes):
+    # One request for all the root ends (and so their peers): the kernel
+    # unregisters them as one batch (rtnl_group_dellink()), where a request
+    # per device waits for RCU grace periods each (seconds in an emulated
+    # guest). The namespaces are then almost empty.
+    sh(["ip", "link", "del", "group", str(LANE_GROUP)], check=False)
     for ns in (NS_GEN, NS_SINK):
         sh(["ip", "netns", "del", ns], check=False)
-    # Each root device goes with its peer's namespace, unless the peer had
-    # left it: whatever is still here goes now.
+    # A device that left the group, or was made by hand: whatever is still
+    # here goes now.
     left = set(os.listdir("/sys/class/net"))
     ip_batch(["link del %s" % d for ln in lanes_of(nlanes) for s in "AB"
               for d in [ln.dev[s]] + ln.out[s] if d in left], check=False)

@@ -80,8 +80,9 @@ XF_MAC_VETH_C=02:0f:00:00:03:01
 # least 1): all of it with up to 2 kernels, 2 / N of it with N.
 xf_share()
 {
-	local n=${XF_SHARE#*/}
+	local n=${XF_SHARE:-}
 
+	n=${n#*/}
 	if [[ ! "$n" =~ ^[0-9]+$ ]] || [ "$n" -le 2 ]; then
 		echo "$1"
 	else
@@ -93,8 +94,9 @@ xf_share()
 # every N (all of them when the run has one kernel).
 xf_share_pick()
 {
-	local k=${XF_SHARE%/*} n=${XF_SHARE#*/} i=0 item out=
+	local k=${XF_SHARE:-} n=${XF_SHARE:-} i=0 item out=
 
+	k=${k%/*} n=${n#*/}
 	if [[ ! "$k" =~ ^[0-9]+$ ]] || [[ ! "$n" =~ ^[0-9]+$ ]] || [ "$n" -le 1 ]; then
 		echo "$*"
 		return
