@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -250,6 +252,74 @@ static void dp_log_verified(struct xdp_flow_bpf *skel)
 	}
 }
 
+/* How often the loader's kernel time is looked at while it loads. */
+#define DP_LOAD_WATCH_MS	1000
+
+/*
+ * Verifying the programs is one bpf() call per program, which takes tens
+ * of seconds on a debug kernel under emulation (KASAN, lockdep). The
+ * module kills a helper that stays silent before HELLO, so a watcher
+ * reports progress for the loader meanwhile, but only while the loader
+ * gains system time: a helper stuck in user space, or asleep, says
+ * nothing and is killed as before.
+ */
+struct dp_load_watch {
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond;
+	bool done;
+	pid_t loader;
+	void (*progress)(void *arg);
+	void *arg;
+};
+
+/* The system time thread @tid has used, in clock ticks; -1 if unknown. */
+static long long dp_thread_stime(pid_t tid)
+{
+	unsigned long long stime;
+	char path[64], buf[512];
+	const char *p;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	/* After the name: state, then fields 4-13, utime, stime (proc(5)). */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %llu",
+			 &stime) != 1)
+		return -1;
+	return stime;
+}
+
+static void *dp_load_watch_fn(void *arg)
+{
+	struct dp_load_watch *w = arg;
+	long long seen = dp_thread_stime(w->loader), now;
+	struct timespec until;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->done) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += DP_LOAD_WATCH_MS / 1000;
+		if (pthread_cond_timedwait(&w->done_cond, &w->lock, &until) !=
+		    ETIMEDOUT || w->done)
+			continue;
+		now = dp_thread_stime(w->loader);
+		if (now > seen)
+			w->progress(w->arg);
+		seen = now;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
 /**
  * dp_open() - open and load the program
  * @pin_dir: reuse the maps pinned there, or pin new ones; NULL: no pins
@@ -258,18 +328,41 @@ static void dp_log_verified(struct xdp_flow_bpf *skel)
  *	period before they are used again)
  * @rule_ids: rule ids, the size of the tables by rule id (xf_rules,
  *	xf_rule_defs; xf_counters has a slot per XDP_FLOW_COUNTER_CHUNK)
+ * @progress: called from another thread about once a second while the
+ *	kernel works on the load (NULL: nobody to tell)
+ * @arg: for @progress
  *
  * Return: the loaded skeleton, or NULL (errno says why).
  */
 struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
-			     unsigned int rule_ids)
+			     unsigned int rule_ids,
+			     void (*progress)(void *arg), void *arg)
 {
 	struct xdp_flow_bpf *skel;
+
+	struct dp_load_watch w = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.loader = syscall(SYS_gettid),
+		.progress = progress, .arg = arg,
+	};
+	bool watched = false;
+	pthread_t watcher;
+	int err;
 
 	libbpf_set_print(libbpf_log);
 	if (pin_dir && mkdir(pin_dir, 0700) && errno != EEXIST) {
 		pr_err("cannot create %s: %s", pin_dir, strerror(errno));
 		return NULL;
+	}
+	if (progress) {
+		pthread_condattr_t attr;
+
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&w.done_cond, &attr);
+		pthread_condattr_destroy(&attr);
+		/* Without the watcher, a slow kernel may only cost a restart. */
+		watched = !pthread_create(&watcher, NULL, dp_load_watch_fn, &w);
 	}
 	skel = dp_try_open(pin_dir, flow_entries, rule_ids);
 	if (!skel && pin_dir) {
@@ -278,10 +371,21 @@ struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
 		dp_remove_pinned_maps(pin_dir);
 		skel = dp_try_open(pin_dir, flow_entries, rule_ids);
 	}
+	err = errno;
+	if (watched) {
+		pthread_mutex_lock(&w.lock);
+		w.done = true;
+		pthread_cond_signal(&w.done_cond);
+		pthread_mutex_unlock(&w.lock);
+		pthread_join(watcher, NULL);
+	}
+	if (progress)
+		pthread_cond_destroy(&w.done_cond);
 	if (!skel)
-		pr_err("cannot load the XDP program: %s", strerror(errno));
+		pr_err("cannot load the XDP program: %s", strerror(err));
 	else
 		dp_log_verified(skel);
+	errno = err;
 	return skel;
 }
 

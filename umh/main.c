@@ -61,6 +61,14 @@ static void std_fds_open(void)
 			_exit(127);	/* nowhere to say why */
 }
 
+/* The load watcher's report: before HELLO, so it names no request. */
+static void umh_load_progress(void *arg)
+{
+	struct umh *u = arg;
+
+	u->progress(u);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -192,7 +200,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	u.skel = dp_open(u.pin_dir, max_flows + XDP_FLOW_MAX_SHIELDS, max_rules);
+	u.skel = dp_open(u.pin_dir, max_flows + XDP_FLOW_MAX_SHIELDS, max_rules,
+			 u.progress ? umh_load_progress : NULL, &u);
 	if (!u.skel)
 		return 1;
 	u.table = table_new(u.skel);

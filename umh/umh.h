@@ -39,7 +39,8 @@ bool dp_bpffs_mounted(void);
 int dp_mount_bpffs(void);
 int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms);
 struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
-			     unsigned int rule_ids);
+			     unsigned int rule_ids,
+			     void (*progress)(void *arg), void *arg);
 void dp_close(struct xdp_flow_bpf *skel);
 int dp_unpin(struct xdp_flow_bpf *skel, const char *pin_dir);
 int dp_prog_fd(struct xdp_flow_bpf *skel);

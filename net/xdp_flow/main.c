@@ -11,6 +11,22 @@
 
 #include "xdp_flow.h"
 
+/*
+ * No more talking to the helper; then nobody can reach the module through
+ * the family (what runs there returns first); then no helper and no
+ * datapath, whatever state the helper was in; last the blocks, whose rules
+ * TC goes on running in software.
+ */
+static void xdp_flow_teardown(void)
+{
+	xdp_flow_helper_stop();
+	xdp_flow_genl_exit();
+	xdp_flow_helper_exit();
+	xdp_flow_offload_exit();
+	xdp_flow_peer_exit();
+	xdp_flow_dp_maps_release();
+}
+
 static int __init xdp_flow_init(void)
 {
 	int err;
@@ -27,14 +43,17 @@ static int __init xdp_flow_init(void)
 	err = xdp_flow_offload_init();
 	if (err)
 		goto err_peer;
-	err = xdp_flow_switch_init();
-	if (err)
-		goto err_offload;
+	/* Before the switch: a device whose feature is on already waits
+	 * for the helper being started, rather than being refused.
+	 */
 	xdp_flow_helper_start();
+	err = xdp_flow_switch_init();
+	if (err) {
+		xdp_flow_teardown();
+		return err;
+	}
 	return 0;
 
-err_offload:
-	xdp_flow_offload_exit();
 err_peer:
 	xdp_flow_peer_exit();
 err_genl:
@@ -47,20 +66,9 @@ err_helper:
 
 static void __exit xdp_flow_exit(void)
 {
-	/* No more talking to the helper; then nobody can reach the module
-	 * through the family (what runs there returns first); then no
-	 * helper and no datapath, whatever state the helper was in; last
-	 * the blocks, whose rules TC goes on running in software. Before
-	 * all that, the ethtool switch (a switch may be waiting for the
-	 * helper).
-	 */
+	/* First the ethtool switch: a switch may be waiting for the helper. */
 	xdp_flow_switch_exit();
-	xdp_flow_helper_stop();
-	xdp_flow_genl_exit();
-	xdp_flow_helper_exit();
-	xdp_flow_offload_exit();
-	xdp_flow_peer_exit();
-	xdp_flow_dp_maps_release();
+	xdp_flow_teardown();
 }
 
 module_init(xdp_flow_init);

@@ -1879,7 +1879,7 @@ static void test_capacity(void)
 	int err;
 
 	skel = dp_open(NULL, XDP_FLOW_MAX_FLOWS + XDP_FLOW_MAX_SHIELDS,
-		       XDP_FLOW_MAX_RULES);
+		       XDP_FLOW_MAX_RULES, NULL, NULL);
 	tbl = skel ? table_new(skel) : NULL;
 	if (!tbl || table_recover(tbl) ||
 	    table_set_limits(tbl, XDP_FLOW_MAX_MASKS - 1, XDP_FLOW_MAX_FLOWS)) {
@@ -1934,7 +1934,7 @@ static void test_max_rules(void)
 	int err;
 
 	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
-		       XDP_FLOW_MIN_RULES);
+		       XDP_FLOW_MIN_RULES, NULL, NULL);
 	tbl = skel ? table_new(skel) : NULL;
 	if (!tbl || table_recover(tbl)) {
 		fail("cannot set up tables for %u rule ids", XDP_FLOW_MIN_RULES);
@@ -1996,7 +1996,7 @@ static void test_counter_chunks(void)
 	__u32 id;
 
 	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
-		       8 * XDP_FLOW_COUNTER_CHUNK);
+		       8 * XDP_FLOW_COUNTER_CHUNK, NULL, NULL);
 	tbl = skel ? table_new(skel) : NULL;
 	if (!tbl || table_recover(tbl)) {
 		fail("cannot set up tables");
@@ -2088,7 +2088,7 @@ int main(int argc, char **argv)
 {
 	log_init(LOG_DEST_STDERR, false);
 	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
-		       XDP_FLOW_MAX_RULES);
+		       XDP_FLOW_MAX_RULES, NULL, NULL);
 	if (!skel) {
 		printf("not ok - load the XDP program # %s\n", strerror(errno));
 		return 1;
