@@ -423,7 +423,12 @@ EOF
 # .cache/kernels/patched/root/lib/modules/<kver>, laid out as Debian's
 # kernels are here, so that everything else takes it like them.
 PATCHED_RECIPE=1
-PATCHED_PKGS=(gcc bc bison flex libssl-dev cpio xz-utils python3 patch)
+PATCHED_PKGS=(gcc bc bison flex libssl-dev cpio xz-utils python3 patch
+	      clang llvm bpftool libbpf-dev libnl-3-dev libnl-genl-3-dev
+	      libelf-dev zlib1g-dev libzstd-dev pkgconf)
+# Debian 13's libelf.a (elfutils 0.192) lacks eu_search_tree_init(), so a
+# static helper does not link against it; trixie-backports has a fixed one.
+PATCHED_ELFUTILS_MIN=0.193
 
 # Runs a command in the build root with /proc mounted (objtool reads it),
 # in a mount namespace of its own.
@@ -458,22 +463,23 @@ build_patched() {
 	b=/build/patched-$key
 	dir=$BR$b
 	envf=$CACHE/kernels/patched/env
+	# The module and its helper are built in the kernel's tree too.
+	missing=()
+	for p in "$src" "${PATCHED_PKGS[@]}"; do
+		br_installed "$p" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		msg "kernel patched: installing ${missing[*]} in the build root"
+		br apt-get -y -q -o DPkg::Lock::Timeout=600 install \
+			--no-install-recommends "${missing[@]}" \
+			>"$CACHE/br-patched.log" 2>&1 ||
+			{ tail -n 20 "$CACHE/br-patched.log" >&2
+			  die "installing ${missing[*]} in $BR failed"; }
+	fi
 	if [ -f "$dir/done" ]; then
 		kver=$(cat "$dir/done")
 		msg "kernel patched: $kver (cached in $dir)"
 	else
-		missing=()
-		for p in "$src" "${PATCHED_PKGS[@]}"; do
-			br_installed "$p" || missing+=("$p")
-		done
-		if [ ${#missing[@]} -gt 0 ]; then
-			msg "kernel patched: installing ${missing[*]} in the build root"
-			br apt-get -y -q -o DPkg::Lock::Timeout=600 install \
-				--no-install-recommends "${missing[@]}" \
-				>"$CACHE/br-patched.log" 2>&1 ||
-				{ tail -n 20 "$CACHE/br-patched.log" >&2
-				  die "installing ${missing[*]} in $BR failed"; }
-		fi
 		msg "kernel patched: $src $srcver with drivers/patches, in $dir"
 		rm -rf "$BR"/build/patched-*
 		mkdir -p "$dir"
@@ -517,6 +523,18 @@ build_patched() {
 		echo "$kver" >"$dir/done"
 		msg "kernel patched: $kver built"
 	fi
+	# The module is built in this tree by kbuild (selftests/vm/build.sh),
+	# its helper linked statically: that needs a libelf.a that links.
+	if ! br dpkg --compare-versions \
+			"$(br dpkg-query -W -f='${Version}' libelf-dev 2>/dev/null)" \
+			ge "$PATCHED_ELFUTILS_MIN"; then
+		msg "kernel patched: libelf-dev >= $PATCHED_ELFUTILS_MIN from trixie-backports in the build root"
+		br apt-get -y -q -o DPkg::Lock::Timeout=600 install \
+			--no-install-recommends -t trixie-backports libelf-dev \
+			>"$CACHE/br-patched.log" 2>&1 ||
+			{ tail -n 20 "$CACHE/br-patched.log" >&2
+			  die "installing libelf-dev from trixie-backports in $BR failed"; }
+	fi
 	# The guests do not see /var/cache: the image and the modules go
 	# into the checkout's cache, as Debian's kernels do.
 	mkdir -p "$CACHE/kernels/patched/root"
@@ -527,6 +545,7 @@ build_patched() {
 KVER='$kver'
 KDIR='$b/linux'
 BUILDROOT='$BR'
+SOURCE='$BR/usr/src/$src.tar.xz'
 ROOT='$CACHE/kernels/patched/root'
 VMLINUZ='$CACHE/kernels/patched/root/lib/modules/$kver/vmlinuz'
 EOF

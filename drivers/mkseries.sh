@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Writes the whole patch series, as netdev takes it, into OUT:
+#
+#   drivers/mkseries.sh SOURCE OUT
+#
+# SOURCE is Debian's linux-source tarball (linux-source-7.3.tar.xz) or an
+# unpacked tree of it. Patches 1 and 2 are drivers/patches/*.patch;
+# patch 3, which adds net/xdp_flow/ to the tree, is made here from the
+# module's and the helper's sources as they are in this checkout (so it is
+# never out of date, and never kept twice), with the in-tree glue in
+# drivers/intree/ and the message in drivers/intree/0003.msg.
+set -euo pipefail
+
+die() { echo "mkseries: $*" >&2; exit 1; }
+
+[ $# -eq 2 ] || die "usage: $0 SOURCE OUT"
+src=$1
+out=$2
+top=$(cd "$(dirname "$0")/.." && pwd)
+patches=("$top"/drivers/patches/*.patch)
+[ -e "${patches[0]}" ] || die "no patches in $top/drivers/patches"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Patch 3 is the first patch's author's, and signed off by them.
+author=$(sed -n 's/^From: //p' "${patches[0]}" | head -n 1)
+[ -n "$author" ] || die "${patches[0]} has no From: line"
+git=(git -C "$tmp/linux" -c "user.name=${author% <*}"
+     -c "user.email=$(sed 's/.*<\(.*\)>$/\1/' <<<"$author")"
+     -c commit.gpgsign=false)
+
+# Only the files the series touches: the base commit holds them as the
+# tree has them, so that each patch's index line names the tree's blob.
+mapfile -t files < <({ sed -n 's|^diff --git a/\([^ ]*\) .*|\1|p' "${patches[@]}"
+		       printf '%s\n' net/Kconfig net/Makefile MAINTAINERS; } | sort -u)
+mkdir -p "$tmp/linux"
+if [ -d "$src" ]; then
+	for f in "${files[@]}"; do
+		[ -f "$src/$f" ] || die "$src has no $f"
+		mkdir -p "$tmp/linux/$(dirname "$f")"
+		cp "$src/$f" "$tmp/linux/$f"
+	done
+else
+	# Debian names the top directory as the tarball.
+	base=$(basename "$src" .tar.xz)
+	tar -xJf "$src" -C "$tmp" "${files[@]/#/$base/}" ||
+		die "$src lacks a file the series touches"
+	cp -r "$tmp/$base/." "$tmp/linux/"
+fi
+"${git[@]}" init -q
+"${git[@]}" add -A
+"${git[@]}" commit -q -m base
+"${git[@]}" am -q "${patches[@]}" || die "drivers/patches do not apply to $src"
+
+# Patch 3: the module, the helper and the uapi header, and their glue.
+L=$tmp/linux
+mkdir -p "$L/net/xdp_flow/umh" "$L/include/uapi/linux"
+(cd "$top" && git ls-files -- net/xdp_flow include/uapi/linux/xdp_flow.h) |
+	while read -r f; do cp "$top/$f" "$L/$f"; done
+# The helper's sources, without its out-of-tree Makefile and README.
+(cd "$top" && git ls-files -- 'umh/*.c' 'umh/*.h') |
+	while read -r f; do cp "$top/$f" "$L/net/xdp_flow/$f"; done
+cp "$top/drivers/intree/net/xdp_flow/Kconfig" "$L/net/xdp_flow/Kconfig"
+
+grep -q '^source "net/xdp/Kconfig"$' "$L/net/Kconfig" ||
+	die "net/Kconfig: no 'source \"net/xdp/Kconfig\"' to put ours after"
+sed -i '/^source "net\/xdp\/Kconfig"$/a source "net/xdp_flow/Kconfig"' "$L/net/Kconfig"
+grep -q '^obj-$(CONFIG_XDP_SOCKETS)' "$L/net/Makefile" ||
+	die "net/Makefile: no CONFIG_XDP_SOCKETS line to put ours after"
+sed -i '/^obj-$(CONFIG_XDP_SOCKETS)/a obj-$(CONFIG_XDP_FLOW)\t\t+= xdp_flow/' "$L/net/Makefile"
+grep -q '^XDP SOCKETS (AF_XDP)$' "$L/MAINTAINERS" ||
+	die "MAINTAINERS: no XDP SOCKETS entry to put ours before"
+entry=$(printf '%s\n' "XDP FLOW OFFLOAD (xdp_flow)" "M:	$author" \
+	"L:	netdev@vger.kernel.org" "L:	bpf@vger.kernel.org" "S:	Maintained" \
+	"F:	include/uapi/linux/xdp_flow.h" "F:	net/xdp_flow/" "")
+awk -v entry="$entry" '/^XDP SOCKETS \(AF_XDP\)$/ { print entry } { print }' \
+	"$L/MAINTAINERS" >"$tmp/MAINTAINERS" && mv "$tmp/MAINTAINERS" "$L/MAINTAINERS"
+
+"${git[@]}" add -A
+date=$(sed -n 's/^Date: //p' "${patches[-1]}" | head -n 1)
+GIT_AUTHOR_DATE=$date "${git[@]}" commit -q -s -F "$top/drivers/intree/0003.msg"
+mkdir -p "$out"
+rm -f "$out"/*.patch
+"${git[@]}" format-patch -q -n -o "$(cd "$out" && pwd)" HEAD~$((${#patches[@]} + 1))
+ls "$out"/*.patch
