@@ -167,8 +167,8 @@ static unsigned int ft_buckets(unsigned int flow_entries)
 }
 
 static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
-				       unsigned int flow_entries,
-				       unsigned int rule_ids)
+					unsigned int flow_entries,
+					unsigned int rule_ids)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir);
 	struct xdp_flow_bpf *skel;

@@ -171,11 +171,11 @@ static int parse_action(const char *s, struct xdp_flow_rule *r)
 
 	if (r->nr_actions == XDP_FLOW_MAX_ACTIONS)
 		return -E2BIG;
-	if (!strcmp(s, "drop"))
+	if (!strcmp(s, "drop")) {
 		a->id = XDP_FLOW_ACTION_DROP;
-	else if (!strcmp(s, "pass"))
+	} else if (!strcmp(s, "pass")) {
 		a->id = XDP_FLOW_ACTION_PASS;
-	else if (!strncmp(s, "redirect:", 9)) {
+	} else if (!strncmp(s, "redirect:", 9)) {
 		a->id = XDP_FLOW_ACTION_REDIRECT;
 		if (parse_dev(s + 9, &a->ifindex))
 			return -ENODEV;
@@ -207,7 +207,6 @@ static int parse_field(const char *name, const char *val,
 	struct xdp_flow_key *k = &r->key, *m = &r->mask;
 	__be16 tci, tcim;
 	__u32 ifindex;
-	int err;
 
 	if (!strcmp(name, "id"))
 		r->id = strtoul(val, NULL, 0);
@@ -265,10 +264,9 @@ static int parse_field(const char *name, const char *val,
 		return parse_range(val, &r->l4_src_range);
 	else if (!strcmp(name, "dst_range"))
 		return parse_range(val, &r->l4_dst_range);
-	else if (!strcmp(name, "action")) {
-		err = parse_action(val, r);
-		return err;
-	} else
+	else if (!strcmp(name, "action"))
+		return parse_action(val, r);
+	else
 		return -ENOENT;
 	return 0;
 }

@@ -194,8 +194,10 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 	bool last = i + 1 == r->nr_actions;
 
 	if (action_is_terminal(a->id) != last) {
-		snprintf(msg, len, last ? "action %u: the last action is not drop, pass, goto or redirect" :
-			 "action %u follows a terminal action", last ? i : i + 1);
+		snprintf(msg, len,
+			 last ? "action %u: the last action is not drop, pass, goto or redirect" :
+				"action %u follows a terminal action",
+			 last ? i : i + 1);
 		return -EINVAL;
 	}
 	if (last && r->nr_actions > 1 && a->id != XDP_FLOW_ACTION_REDIRECT) {
@@ -300,7 +302,8 @@ static int rule_check(const struct table *t, const struct xdp_flow_rule *r,
 	}
 	if (!(r->flags & XDP_FLOW_RULE_F_SHIELD) != !is_shield_id(t, r->id) ||
 	    (is_shield_id(t, r->id) && !shield_ok(r))) {
-		snprintf(msg, len, "rule %u: shields are software rules on the ifindex alone, with ids from %u",
+		snprintf(msg, len,
+			 "rule %u: shields are software rules on the ifindex alone, with ids from %u",
 			 r->id, shield_id_base(t));
 		return -EINVAL;
 	}
@@ -508,7 +511,8 @@ static void mask_gc(struct table *t)
 			ftab_region_free(t->ft, &tm->reg);
 		if (tm->has_old)
 			ftab_region_free(t->ft, &tm->old);
-		tm->has_reg = tm->has_old = false;
+		tm->has_reg = false;
+		tm->has_old = false;
 	}
 }
 

@@ -820,7 +820,7 @@ static int xdp_flow_helper_send(u8 cmd, u32 ifindex, u32 rule_id,
 	    !portid)
 		return -ESRCH;
 
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	req = kzalloc_obj(*req, GFP_KERNEL);
 	if (!req)
 		return -ENOMEM;
 	init_completion(&req->done);

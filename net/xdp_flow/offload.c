@@ -113,7 +113,7 @@ xdp_flow_mask_get(struct xdp_flow_binding *b, u32 chain, u16 prio,
 		ref->refcnt++;
 		return ref;
 	}
-	ref = kzalloc(sizeof(*ref), GFP_KERNEL);
+	ref = kzalloc_obj(*ref, GFP_KERNEL);
 	if (!ref)
 		return NULL;
 	ref->key = key;
@@ -607,7 +607,7 @@ static int xdp_flow_flight_post(u8 cmd, struct xdp_flow_entry *entry)
 	struct xdp_flow_flight *fl;
 	int err;
 
-	fl = kzalloc(sizeof(*fl), GFP_KERNEL);
+	fl = kzalloc_obj(*fl, GFP_KERNEL);
 	if (!fl)
 		return -ENOMEM;
 	fl->cmd = cmd;
@@ -783,7 +783,7 @@ static int xdp_flow_shield_send(struct xdp_flow_dev *xdev, u64 order)
 					   xdev->shield_id, 0, NULL, NULL, NULL);
 		return err == -ENOENT ? 0 : err;
 	}
-	rule = kzalloc(sizeof(*rule), GFP_KERNEL);
+	rule = kzalloc_obj(*rule, GFP_KERNEL);
 	if (!rule)
 		return -ENOMEM;
 	rule->id = xdev->shield_id;
@@ -1465,7 +1465,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	if (b)
 		return -EBUSY;
 
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = kzalloc_obj(*b, GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
 	if (rhashtable_init(&b->cookies, &xdp_flow_cookie_params)) {
@@ -2046,7 +2046,7 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 				   "the device's ingress rules predate the module; re-create its clsact qdisc first");
 		return -EBUSY;
 	}
-	xdev = kzalloc(sizeof(*xdev), GFP_KERNEL);
+	xdev = kzalloc_obj(*xdev, GFP_KERNEL);
 	if (!xdev) {
 		mutex_unlock(&xdp_flow_lock);
 		return -ENOMEM;

@@ -150,7 +150,7 @@ static void xdp_flow_peer_put(u32 ifindex, const union xdp_flow_peer *p)
 		return;
 	}
 	if (!old) {
-		old = kmalloc(sizeof(u64), GFP_KERNEL);
+		old = kmalloc_obj(u64, GFP_KERNEL);
 		if (!old || xa_err(xa_store(&xdp_flow_peer_words, ifindex, old,
 					    GFP_KERNEL))) {
 			/* Unknown to the module, so never kept up to date. */

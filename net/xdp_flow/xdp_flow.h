@@ -7,10 +7,17 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/rhashtable-types.h>
+#include <linux/slab.h>
 #include <linux/types.h>
 #include <net/flow_offload.h>
 #include <net/genetlink.h>
 #include <uapi/linux/xdp_flow.h>
+
+/* Built out of tree for kernels older than kmalloc_obj() and kzalloc_obj(). */
+#ifndef kzalloc_obj
+#define kmalloc_obj(P, gfp)	((typeof(P) *)kmalloc(sizeof(P), gfp))
+#define kzalloc_obj(P, gfp)	((typeof(P) *)kzalloc(sizeof(P), gfp))
+#endif
 
 /* Serialises the device, binding and rule tables and every exchange with the
  * helper. Taken by TC's offload callbacks, which may hold rtnl; so whoever
