@@ -6,6 +6,9 @@
 #   make module KDIR=... the module against another kernel's build tree
 #   make umh cli         user space only (no kernel tree needed)
 #   make install         the module (with its helper inside) and the CLI
+#   make dkms            the sources under /usr/src, built and installed by
+#                        dkms for the running kernel and each new one
+#   make dkms-src        only the copy under $(DESTDIR)/usr/src
 #   make test            the whole test suite (see README.md)
 #   make demo            the demonstration (see README.md)
 #   make bench           every benchmark, one results table (bench/README.md)
@@ -15,7 +18,11 @@ PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 DESTDIR ?=
 
-.PHONY: all module umh cli install clean test demo bench
+# One version, dkms.conf's.
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
+DKMS_SRC := $(DESTDIR)/usr/src/xdp_flow-$(VERSION)
+
+.PHONY: all module umh cli install dkms dkms-src clean test demo bench
 
 all: module umh cli
 
@@ -39,6 +46,27 @@ install: all
 		XDP_FLOW_UMH=$(CURDIR)/umh/xdp_flow_umh modules_install
 	$(MAKE) -C tools/xdp-flow install DESTDIR=$(DESTDIR) SBINDIR=$(SBINDIR)
 	-depmod -a
+
+# What the module and its helper are built from, and dkms.conf: no build
+# products (kbuild's *.mod.c, bpftool's skeleton), tests or caches.
+DKMS_MOD := $(filter-out %.mod.c,$(wildcard net/xdp_flow/*.[chS]))
+DKMS_UMH := $(filter-out %.skel.h,$(wildcard umh/*.[ch]))
+
+dkms-src:
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)/net/xdp_flow $(DKMS_SRC)/include/uapi/linux \
+		$(DKMS_SRC)/umh
+	install -m 644 Makefile Kconfig dkms.conf $(DKMS_SRC)/
+	install -m 644 net/xdp_flow/Makefile $(DKMS_MOD) $(DKMS_SRC)/net/xdp_flow/
+	install -m 644 include/uapi/linux/xdp_flow.h $(DKMS_SRC)/include/uapi/linux/
+	install -m 644 umh/Makefile $(DKMS_UMH) $(DKMS_SRC)/umh/
+
+# Again after an update: the version dkms had goes first, from every
+# kernel.
+dkms: dkms-src
+	-dkms remove -m xdp_flow -v $(VERSION) --all >/dev/null 2>&1
+	dkms add -m xdp_flow -v $(VERSION)
+	dkms install -m xdp_flow -v $(VERSION)
 
 clean:
 	-test -f $(KDIR)/Makefile && $(MAKE) -C $(KDIR) M=$(CURDIR)/net/xdp_flow clean

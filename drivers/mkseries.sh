@@ -10,7 +10,7 @@
 # patch 3, which adds net/xdp_flow/ to the tree, is made here from the
 # module's and the helper's sources as they are in this checkout (so it is
 # never out of date, and never kept twice), with the in-tree glue in
-# drivers/intree/ and the message in drivers/intree/0003.msg.
+# the top-level Kconfig and the message in drivers/intree/0003.msg.
 set -euo pipefail
 
 die() { echo "mkseries: $*" >&2; exit 1; }
@@ -62,7 +62,7 @@ mkdir -p "$L/net/xdp_flow/umh" "$L/include/uapi/linux"
 # The helper's sources, without its out-of-tree Makefile and README.
 (cd "$top" && git ls-files -- 'umh/*.c' 'umh/*.h') |
 	while read -r f; do cp "$top/$f" "$L/net/xdp_flow/$f"; done
-cp "$top/drivers/intree/net/xdp_flow/Kconfig" "$L/net/xdp_flow/Kconfig"
+cp "$top/Kconfig" "$L/net/xdp_flow/Kconfig"
 
 grep -q '^source "net/xdp/Kconfig"$' "$L/net/Kconfig" ||
 	die "net/Kconfig: no 'source \"net/xdp/Kconfig\"' to put ours after"

@@ -9,10 +9,13 @@
 #     with the compiler the kernel was built with (selftests/vm/kmake.sh).
 # Output: .cache/build/<series>/net/xdp_flow/xdp_flow.ko, also installed as
 # updates/xdp_flow.ko in the series' module tree (.cache/kernels/<series>/
-# root/lib/modules/<kver>, the guest's /lib/modules/<kver>).
+# root/lib/modules/<kver>, the guest's /lib/modules/<kver>); and dkms's
+# build of it in .cache/dkms/<series> (build_dkms).
 #
 # Usage: selftests/vm/build.sh [series...]     (no series: user space only)
 # Env:   XF_SKIP_USER=1  do not build user space
+#        XF_DKMS_SERIES  the series dkms builds for (test_38_dkms), of those
+#                        given (default 6.12: Debian 12's own kernel)
 #        XF_VERBOSE=1    show the whole make output, not only its tail on errors
 # Exits non-zero if any part failed to build (all parts are attempted).
 
@@ -20,6 +23,7 @@ set -uo pipefail
 
 XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 JOBS=$(nproc 2>/dev/null || echo 2)
+XF_DKMS_SERIES=${XF_DKMS_SERIES-6.12}
 
 
 msg() { echo "build: $*" >&2; }
@@ -176,6 +180,29 @@ build_intree() {
 	) || failed=1
 }
 
+# build_dkms <series>: what `make dkms` does on a user's machine, up to the
+# build, for the series' kernel with its compiler (kmake.sh --run):
+# `make dkms-src` into .cache/dkms/<series>/src, then `dkms add` and
+# `dkms build` with their tree in .cache/dkms/<series>/tree. The guest's
+# test_38_dkms runs `dkms install` from there.
+build_dkms() {
+	local series=$1 t=$XF_TOP/.cache/dkms/$1 ver
+
+	[ -f "$XF_TOP/.cache/kernels/$series/env" ] || return
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$XF_TOP/dkms.conf")
+	rm -rf "$t" && mkdir -p "$t/tree" "$t/src" &&
+		make -s -C "$XF_TOP" dkms-src DKMS_SRC="$t/src/xdp_flow-$ver" ||
+		{ msg "FAILED: dkms sources for $series in $t"; failed=1; return; }
+	# shellcheck disable=SC2016
+	run_make "dkms build for $series" "$t/dkms.log" \
+		bash "$XF_TOP/selftests/vm/kmake.sh" --run "$series" sh -c '
+			dkms add -m xdp_flow -v "$1" --dkmstree "$2/tree" \
+				--sourcetree "$2/src" &&
+			dkms build -m xdp_flow -v "$1" -k "$KVER" \
+				--kernelsourcedir "$KDIR" --dkmstree "$2/tree" \
+				--sourcetree "$2/src"' sh "$ver" "$t" || failed=1
+}
+
 [ "${XF_SKIP_USER:-0}" = 1 ] || build_user
 for s in "$@"; do
 	if [ "$s" = patched ]; then
@@ -183,5 +210,6 @@ for s in "$@"; do
 	else
 		build_module "$s"
 	fi
+	case " $XF_DKMS_SERIES " in *" $s "*) build_dkms "$s" ;; esac
 done
 exit $failed

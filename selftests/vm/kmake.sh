@@ -11,12 +11,26 @@
 #
 # Usage: selftests/vm/kmake.sh <series> [make arguments...]
 #        (runs make -C $KDIR <make arguments>)
+#        selftests/vm/kmake.sh --run <series> <command> [arguments...]
+#        (runs the command there, with the series' KVER and KDIR in its
+#        environment)
 
 set -euo pipefail
 
 XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-[ $# -ge 1 ] || { echo "usage: $0 <series> [make arguments...]" >&2; exit 2; }
+usage() {
+	echo "usage: $0 <series> [make arguments...]" >&2
+	echo "       $0 --run <series> <command> [arguments...]" >&2
+	exit 2
+}
+run=0
+if [ "${1:-}" = --run ]; then
+	run=1
+	shift
+	[ $# -ge 2 ] || usage
+fi
+[ $# -ge 1 ] || usage
 envf=$XF_TOP/.cache/kernels/$1/env
 shift
 if [ ! -f "$envf" ]; then
@@ -27,13 +41,17 @@ BUILDROOT=
 # shellcheck disable=SC1090
 . "$envf"
 
+if [ $run = 0 ]; then
+	set -- make -C "$KDIR" "$@"
+fi
 if [ -z "$BUILDROOT" ]; then
-	exec make -C "$KDIR" "$@"
+	KVER=$KVER KDIR=$KDIR exec "$@"
 fi
 
 # The mounts live in a mount namespace of their own: they go when make
 # ends, however it ends. objtool reads /proc.
 mkdir -p "$BUILDROOT$XF_TOP"
+export KVER KDIR
 exec unshare --mount --propagation private bash -c '
 	set -e
 	root=$1 top=$2
@@ -41,5 +59,5 @@ exec unshare --mount --propagation private bash -c '
 	mount -t proc proc "$root/proc"
 	mount --bind "$top" "$root$top"
 	exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		LC_ALL=C.UTF-8 make "$@"' \
-	kmake "$BUILDROOT" "$XF_TOP" -C "$KDIR" "$@"
+		LC_ALL=C.UTF-8 KVER="$KVER" KDIR="$KDIR" "$@"' \
+	kmake "$BUILDROOT" "$XF_TOP" "$@"

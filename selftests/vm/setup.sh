@@ -38,7 +38,7 @@ PACKAGES=(clang llvm libbpf-dev bpftool libnl-3-dev libnl-genl-3-dev libelf-dev
 	  zlib1g-dev pkg-config make gcc qemu-system-x86 udev dwarves iproute2
 	  ethtool python3-venv busybox-static iperf3 nftables openvswitch-switch
 	  tcpdump sparse kmod rsync jq iputils-ping python3-scapy
-	  python3-pyroute2 debootstrap)
+	  python3-pyroute2 debootstrap dkms)
 
 # The Debian 13 build root, and the series used when the newest cannot
 # be resolved (no mirror) and none was fetched before.
@@ -46,6 +46,14 @@ BR=${XF_BUILDROOT:-/var/cache/xdp_flow/trixie-root}
 BR_SUITE=trixie
 BR_MIRROR=http://deb.debian.org/debian
 BR_PKGS=gcc-14,make,libc6-dev,libelf-dev,dwarves,kmod
+# Installed into it afterwards (the root is not made again for them):
+# what `make dkms` needs besides the headers, for test_38_dkms.
+BR_HELPER_PKGS=(clang llvm bpftool libbpf-dev libnl-3-dev libnl-genl-3-dev
+		libelf-dev zlib1g-dev libzstd-dev pkgconf)
+BR_DKMS_PKGS=(dkms "${BR_HELPER_PKGS[@]}")
+# Debian 13's libelf.a (elfutils 0.192) lacks eu_search_tree_init(), so a
+# static helper does not link against it; trixie-backports has a fixed one.
+BR_ELFUTILS_MIN=0.193
 NEWEST_FALLBACK=7.3
 
 # Debian's container images switch apt's binary cache off, which makes every
@@ -321,6 +329,40 @@ br_installed() {
 	[ "$(br dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
 }
 
+# br_install_missing <what> <package>...: the packages the build root
+# lacks, installed (log: .cache/br-install.log).
+br_install_missing() {
+	local what=$1 p
+	local -a missing=()
+
+	shift
+	for p in "$@"; do
+		br_installed "$p" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	msg "build root: installing ${missing[*]} ($what)"
+	br_update_once ||
+		die "apt-get update failed in the build root (log: $CACHE/br-update.log)"
+	br apt-get -y -q -o DPkg::Lock::Timeout=600 install \
+		--no-install-recommends "${missing[@]}" \
+		>"$CACHE/br-install.log" 2>&1 ||
+		{ tail -n 20 "$CACHE/br-install.log" >&2
+		  die "installing ${missing[*]} in $BR failed (log: $CACHE/br-install.log)"; }
+}
+
+# br_static_libelf: a libelf.a in the build root that links statically.
+br_static_libelf() {
+	br dpkg --compare-versions \
+		"$(br dpkg-query -W -f='${Version}' libelf-dev 2>/dev/null)" \
+		ge "$BR_ELFUTILS_MIN" && return 0
+	msg "build root: libelf-dev >= $BR_ELFUTILS_MIN from trixie-backports (the helper links statically)"
+	br apt-get -y -q -o DPkg::Lock::Timeout=600 install \
+		--no-install-recommends -t trixie-backports libelf-dev \
+		>"$CACHE/br-install.log" 2>&1 ||
+		{ tail -n 20 "$CACHE/br-install.log" >&2
+		  die "installing libelf-dev from trixie-backports in $BR failed"; }
+}
+
 fetch_trixie() {
 	local series=$1 kver name dir root envf stamp p v deb tmp hdr
 	local -a pkgs
@@ -367,6 +409,9 @@ fetch_trixie() {
 			die "installing $hdr in $BR failed"
 		fi
 	fi
+
+	br_install_missing "make dkms" "${BR_DKMS_PKGS[@]}"
+	br_static_libelf
 
 	if [ -f "$envf" ] && [ "$(cat "$dir/stamp" 2>/dev/null)" = "$stamp" ] &&
 	   [ -f "$root/lib/modules/$kver/modules.dep" ] &&
@@ -424,11 +469,7 @@ EOF
 # kernels are here, so that everything else takes it like them.
 PATCHED_RECIPE=1
 PATCHED_PKGS=(gcc bc bison flex libssl-dev cpio xz-utils python3 patch
-	      clang llvm bpftool libbpf-dev libnl-3-dev libnl-genl-3-dev
-	      libelf-dev zlib1g-dev libzstd-dev pkgconf)
-# Debian 13's libelf.a (elfutils 0.192) lacks eu_search_tree_init(), so a
-# static helper does not link against it; trixie-backports has a fixed one.
-PATCHED_ELFUTILS_MIN=0.193
+	      "${BR_HELPER_PKGS[@]}")
 
 # Runs a command in the build root with /proc mounted (objtool reads it),
 # in a mount namespace of its own.
@@ -464,18 +505,8 @@ build_patched() {
 	dir=$BR$b
 	envf=$CACHE/kernels/patched/env
 	# The module and its helper are built in the kernel's tree too.
-	missing=()
-	for p in "$src" "${PATCHED_PKGS[@]}"; do
-		br_installed "$p" || missing+=("$p")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		msg "kernel patched: installing ${missing[*]} in the build root"
-		br apt-get -y -q -o DPkg::Lock::Timeout=600 install \
-			--no-install-recommends "${missing[@]}" \
-			>"$CACHE/br-patched.log" 2>&1 ||
-			{ tail -n 20 "$CACHE/br-patched.log" >&2
-			  die "installing ${missing[*]} in $BR failed"; }
-	fi
+	br_install_missing "the patched kernel's build" "$src" "${PATCHED_PKGS[@]}"
+	br_static_libelf
 	if [ -f "$dir/done" ]; then
 		kver=$(cat "$dir/done")
 		msg "kernel patched: $kver (cached in $dir)"
@@ -522,18 +553,6 @@ build_patched() {
 			"$dir/root/lib/modules/$kver/vmlinuz"
 		echo "$kver" >"$dir/done"
 		msg "kernel patched: $kver built"
-	fi
-	# The module is built in this tree by kbuild (selftests/vm/build.sh),
-	# its helper linked statically: that needs a libelf.a that links.
-	if ! br dpkg --compare-versions \
-			"$(br dpkg-query -W -f='${Version}' libelf-dev 2>/dev/null)" \
-			ge "$PATCHED_ELFUTILS_MIN"; then
-		msg "kernel patched: libelf-dev >= $PATCHED_ELFUTILS_MIN from trixie-backports in the build root"
-		br apt-get -y -q -o DPkg::Lock::Timeout=600 install \
-			--no-install-recommends -t trixie-backports libelf-dev \
-			>"$CACHE/br-patched.log" 2>&1 ||
-			{ tail -n 20 "$CACHE/br-patched.log" >&2
-			  die "installing libelf-dev from trixie-backports in $BR failed"; }
 	fi
 	# The guests do not see /var/cache: the image and the modules go
 	# into the checkout's cache, as Debian's kernels do.
