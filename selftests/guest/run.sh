@@ -12,7 +12,10 @@
 #   filter (or $XF_FILTER): extended regex matched against the test file
 #   names, e.g. "test_00|test_1[01]"
 # Env: XF_TEST_TIMEOUT  seconds per test (default: selftests/guest/settings)
-#      XF_RESULTS       folder for the kernel log and a summary (optional)
+#      XF_RESULTS       folder for the kernel log, a summary and the results
+#                       as they come, progress.txt (optional)
+#      XF_KMEMLEAK=1    the kmemleak scan at the end (patched kernel) also
+#                       after a filtered run
 #      XF_HOOK_PASS     the tests that run again with each hook that `auto`
 #                       does not pick on a veth here (xdp on 6.6+, where
 #                       auto picks tc; none on older kernels, which have
@@ -112,8 +115,16 @@ relay()
 			line="ok - $name: ${line#ok - }" ;;
 		esac
 		printf '%s\n' "$line"
+		case $line in *"ok - "*) printf '%s\n' "$line" >&4 ;; esac
 	done
 	echo "$ok $fail $skip" >&3
+}
+
+# say <line>: a line of the results, on the console and in progress.txt.
+say()
+{
+	printf '%s\n' "$*"
+	printf '%s\n' "$*" >&4
 }
 
 # Whatever a test left behind must not break the next one.
@@ -135,6 +146,15 @@ if [ $has_tcx = 0 ]; then
 	echo "# kernel $kver has no tcx: no tc hook, auto picks xdp; no second pass"
 fi
 
+# The results as they come, in XF_RESULTS/progress.txt: the console
+# reaches the host in large chunks, and a long run (the patched kernel's)
+# would otherwise show nothing for an hour.
+if [ -n "${XF_RESULTS:-}" ] && [ -d "$XF_RESULTS" ] && [ -w "$XF_RESULTS" ]; then
+	exec 4>"$XF_RESULTS/progress.txt"
+else
+	exec 4>/dev/null
+fi
+
 for entry in "${tests[@]}"; do
 	t=${entry% *}
 	hook=${entry##* }
@@ -145,7 +165,7 @@ for entry in "${tests[@]}"; do
 	start=$(date +%s)
 	cnt=$(mktemp)
 	(sleep $((test_timeout > 60 ? test_timeout - 30 : test_timeout)) &&
-		hang_report "$name") 3>&- &
+		hang_report "$name") 3>&- 4>&- &
 	watchdog=$!
 	# The differential cases are shared out like the loops (xf_share):
 	# with three kernels each runs the first 2/3 of them.
@@ -153,7 +173,7 @@ for entry in "${tests[@]}"; do
 	# The second pass runs a quarter of the differential cases.
 	[ $hook = auto ] || cases=$((cases / 4))
 	XF_HOOK=$hook XF_DIFF_CASES=$cases \
-		timeout -k 10 "$test_timeout" bash "$t" </dev/null 2>&1 3>&- |
+		timeout -k 10 "$test_timeout" bash "$t" </dev/null 2>&1 3>&- 4>&- |
 		relay "$name" 3>"$cnt"
 	rc=${PIPESTATUS[0]}
 	kill "$watchdog" 2>/dev/null
@@ -163,16 +183,16 @@ for entry in "${tests[@]}"; do
 	ok=${ok:-0} fail=${fail:-0} skip=${skip:-0}
 
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		echo "not ok - $name: timed out after ${test_timeout}s"
+		say "not ok - $name: timed out after ${test_timeout}s"
 		fail=$((fail + 1))
 	elif [ "$rc" = 4 ] && [ $((ok + fail + skip)) -eq 0 ]; then
-		echo "ok - $name # SKIP (exit status 4)"
+		say "ok - $name # SKIP (exit status 4)"
 		skip=$((skip + 1))
 	elif [ "$rc" != 0 ] && [ "$fail" -eq 0 ]; then
-		echo "not ok - $name: exited with status $rc"
+		say "not ok - $name: exited with status $rc"
 		fail=$((fail + 1))
 	elif [ "$rc" = 0 ] && [ $((ok + fail + skip)) -eq 0 ]; then
-		echo "not ok - $name: reported no result"
+		say "not ok - $name: reported no result"
 		fail=$((fail + 1))
 	fi
 
@@ -181,13 +201,13 @@ for entry in "${tests[@]}"; do
 	bad=$(dmesg_since "$mark" |
 	      sed '/sysrq: Show Blocked State/,$d' | kernel_bad)
 	if [ -n "$bad" ]; then
-		echo "$bad" | head -n 40 | sed 's/^/# dmesg: /'
-		echo "not ok - $name: the kernel log shows warnings or crashes"
+		echo "$bad" | head -n 40 | sed 's/^/# dmesg: /' | tee /dev/fd/4
+		say "not ok - $name: the kernel log shows warnings or crashes"
 		fail=$((fail + 1))
 	fi
 	after_test "$name"
 
-	echo "# $name: $ok ok, $fail failed, $skip skipped, $(($(date +%s) - start)) s"
+	say "# $name: $ok ok, $fail failed, $skip skipped, $(($(date +%s) - start)) s"
 	n_ok=$((n_ok + ok))
 	n_fail=$((n_fail + fail))
 	n_skip=$((n_skip + skip))
@@ -197,23 +217,23 @@ done
 # Two scans: an object is reported once it looked unreferenced twice.
 kml=/sys/kernel/debug/kmemleak
 [ -e /sys/kernel/debug/kmemleak ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
-if [ -w $kml ] && [ -z "$filter" ]; then
+if [ -w $kml ] && { [ -z "$filter" ] || [ "${XF_KMEMLEAK:-0}" = 1 ]; }; then
 	echo scan >$kml && sleep 5 && echo scan >$kml
 	leaks=$(grep -c '^unreferenced object' $kml)
 	if [ "$leaks" = 0 ]; then
-		echo "ok - kmemleak: no suspected leak once every test is done"
+		say "ok - kmemleak: no suspected leak once every test is done"
 		n_ok=$((n_ok + 1))
 	else
-		head -n 80 $kml | sed 's/^/# kmemleak: /'
-		echo "not ok - kmemleak: $leaks suspected leaks once every test is done"
+		head -n 80 $kml | sed 's/^/# kmemleak: /' | tee /dev/fd/4
+		say "not ok - kmemleak: $leaks suspected leaks once every test is done"
 		n_fail=$((n_fail + 1))
 	fi
 fi
 
 summary="# totals for $XF_SERIES ($(uname -r)): passed $n_ok, failed $n_fail, skipped $n_skip"
-echo "$summary"
+say "$summary"
 if [ -n "${XF_RESULTS:-}" ] && [ -d "$XF_RESULTS" ] && [ -w "$XF_RESULTS" ]; then
 	dmesg >"$XF_RESULTS/dmesg.txt" 2>/dev/null
-	echo "$summary" >"$XF_RESULTS/summary.txt"
+	say "$summary" >"$XF_RESULTS/summary.txt"
 fi
 [ "$n_fail" -eq 0 ]
