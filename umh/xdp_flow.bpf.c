@@ -305,11 +305,15 @@ static __always_inline int is_vlan(__be16 proto)
 
 /*
  * An L4 header must lie within the IP packet (@end), and the verifier wants
- * every access checked against the frame (@data_end) itself.
+ * every access checked against the frame (@data_end) itself. Where clang
+ * knows that @end is at most @data_end (clang 19 does, from the parser's
+ * earlier checks), it drops the second test as implied by the first, and
+ * the verifier refuses the access: @end is opaque to it here.
  */
 static __always_inline int l4_short(void *l4, __u32 size, void *end,
 				    void *data_end)
 {
+	barrier_var(end);
 	return l4 + size > end || l4 + size > data_end;
 }
 
@@ -810,10 +814,18 @@ __noinline int xdp_flow_search_more(__u32 i, const struct xdp_flow_key *key,
 	return search_step(i, key, list, fh, st);
 }
 
-/* The steps after the first: bpf_loop() callback. */
+/*
+ * The steps after the first: bpf_loop() callback, which must return 0 or 1.
+ * The verifier does not know what a global function returns; clang 19
+ * does, and drops a "? 1 : 0" it sees as a no-op: the value is opaque to
+ * it here.
+ */
 static int lookup_masks(__u32 i, struct lookup_ctx *lc)
 {
-	return xdp_flow_search_more(i + 1, lc->key, lc->list, &lc->st) ? 1 : 0;
+	int more = xdp_flow_search_more(i + 1, lc->key, lc->list, &lc->st);
+
+	barrier_var(more);
+	return more ? 1 : 0;
 }
 
 /*
@@ -1097,16 +1109,22 @@ __noinline int xdp_flow_csum_l4(struct xdp_md *ctx,
 				const struct edit_layout *l, __u32 at,
 				__u32 len, __u32 how)
 {
-	__u32 pseudo = how & 0xff;
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	__u32 off = l->l4off & 0xfff, noff = l->noff & 0xff;
+	__u32 pseudo = how & 0xff, off, noff;
+	void *data, *data_end;
 	__s64 sum = 0;
 	__u16 *field;
 	__u32 res;
 
+	/* A global function's pointers may be NULL for the verifier: no
+	 * load before this test (a compiler may take a load as proof that
+	 * the pointer is not NULL, and drop the test).
+	 */
 	if (!ctx || !l)
 		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	off = l->l4off & 0xfff;
+	noff = l->noff & 0xff;
 	field = data + off + (at & 0x1f);
 	if ((void *)(field + 1) > data_end)
 		return -1;

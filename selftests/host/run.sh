@@ -9,6 +9,8 @@
 #                  may send to the helper's socket (test_netlink)
 #   test_cleanup.sh  --cleanup, the pin directory's lock, and the helper
 #                  started as the module starts it (no fds 0-2)
+#   test_clang.sh  the datapath built by Debian 12's and Debian 13's clang
+#                  (the build root's): both load on this machine's kernel
 #   xdp-flow CLI   tools/xdp-flow/tests: arguments, exit codes, and the
 #                  output of crafted module replies (make -C tools/xdp-flow
 #                  check)
@@ -60,6 +62,7 @@ else
 fi
 [ -f "$HERE/test_genl.sh" ] && run test_genl.sh bash "$HERE/test_genl.sh"
 run test_cleanup.sh bash "$HERE/test_cleanup.sh"
+run test_clang.sh bash "$HERE/test_clang.sh"
 run "xdp-flow CLI" make -s -C "$ROOT/tools/xdp-flow" check
 run test_oracle.py /usr/bin/python3 "$HERE/test_oracle.py"
 
