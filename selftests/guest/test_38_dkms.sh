@@ -30,6 +30,7 @@ cleanup()
 		ln -sfn "$MODDIR" "$MODLINK"
 		umount "$W/merged"
 	fi
+	mountpoint -q "$W" && umount "$W"
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -47,8 +48,11 @@ check_err $? "no dkms command (selftests/vm/setup.sh installs it)"
 [ -n "$VERSION" ] && [ -d "$T/tree/xdp_flow/$VERSION/$KVER" ]
 check_err $? "no dkms build of xdp_flow $VERSION for $KVER in $T (selftests/vm/build.sh $XF_SERIES)"
 if [ $RET -eq 0 ]; then
-	# dkms writes into its tree: a copy of the rig's
-	cp -a "$T/tree" "$W/tree" &&
+	# dkms writes into its tree: a copy of the rig's. All of it on a
+	# tmpfs: the guest's /tmp is an overlay, which cannot be another
+	# overlay's upper layer.
+	mount -t tmpfs tmpfs "$W" &&
+		cp -a "$T/tree" "$W/tree" &&
 		mkdir -p "$W/upper" "$W/work" "$W/merged" &&
 		mount -t overlay overlay \
 			-o "lowerdir=$MODDIR,upperdir=$W/upper,workdir=$W/work" \
