@@ -43,34 +43,44 @@ load()
 	log_test "$what: xdp_flow and xdp_flow_tc load on $(uname -r)"
 }
 
-# clang_flags: what umh/Makefile compiles the datapath with.
-CFLAGS=(-target bpf -O2 -g -Wall -Wextra -Wno-unused-parameter)
+# compile <root> <dir>: umh/Makefile's rule for the datapath, on a copy of
+# its sources (no build products) in <root><dir>, run in <root> ("" or the
+# build root); prints clang's version.
+compile()
+{
+	local root=$1 dir=$2 f
+
+	(cd "$XF_ROOT" && git ls-files umh include) | while read -r f; do
+		mkdir -p "$root$dir/$(dirname "$f")" && cp "$XF_ROOT/$f" "$root$dir/$f"
+	done
+	if [ -n "$root" ]; then
+		chroot "$root" clang -dumpversion &&
+			chroot "$root" make -s -C "$dir/umh" xdp_flow.bpf.o
+	else
+		clang -dumpversion && make -s -C "$dir/umh" xdp_flow.bpf.o
+	fi
+}
 
 TMP=$(mktemp -d)
 RET=0
-clang "${CFLAGS[@]}" -I"$XF_ROOT/include" \
-	-I"/usr/include/$(gcc -dumpmachine)" \
-	-c "$XF_ROOT/umh/xdp_flow.bpf.c" -o "$TMP/host.bpf.o"
-check_err $? "clang $(clang -dumpversion) cannot compile umh/xdp_flow.bpf.c"
-log_test "clang $(clang -dumpversion) (this machine's) compiles the datapath"
-[ $RET -eq 0 ] && load "clang $(clang -dumpversion)'s build" "$TMP/host.bpf.o"
+compile "" "$TMP" >"$TMP/out" 2>"$TMP/err"
+check_err $? "this machine's clang cannot compile umh/xdp_flow.bpf.c: $(tail -n 3 "$TMP/err")"
+ver=$(head -n 1 "$TMP/out")
+log_test "clang $ver (this machine's) compiles the datapath"
+[ $RET -eq 0 ] && load "clang $ver's build" "$TMP/umh/xdp_flow.bpf.o"
 
 if [ ! -x "$BR/usr/bin/clang" ]; then
 	log_skip "Debian 13's clang compiles the datapath and its programs load" \
 		"no Debian 13 build root with clang at $BR (selftests/vm/setup.sh newest)"
 	exit "$EXIT_STATUS"
 fi
-# The sources inside the build root, for its compiler.
 rm -rf "$TMP"
 TMP=$(mktemp -d "$BR/tmp/xf_clang.XXXXXX")
-cp -r "$XF_ROOT/umh" "$XF_ROOT/include" "$TMP/"
-ver=$(chroot "$BR" clang -dumpversion)
 RET=0
-chroot "$BR" clang "${CFLAGS[@]}" -I"${TMP#"$BR"}/include" \
-	-I/usr/include/x86_64-linux-gnu \
-	-c "${TMP#"$BR"}/umh/xdp_flow.bpf.c" -o "${TMP#"$BR"}/br.bpf.o"
-check_err $? "Debian 13's clang $ver cannot compile umh/xdp_flow.bpf.c"
+compile "$BR" "${TMP#"$BR"}" >"$TMP/out" 2>"$TMP/err"
+check_err $? "Debian 13's clang cannot compile umh/xdp_flow.bpf.c: $(tail -n 3 "$TMP/err")"
+ver=$(head -n 1 "$TMP/out")
 log_test "clang $ver (Debian 13's) compiles the datapath"
-[ $RET -eq 0 ] && load "clang $ver's build" "$TMP/br.bpf.o"
+[ $RET -eq 0 ] && load "clang $ver's build" "$TMP/umh/xdp_flow.bpf.o"
 
 exit "$EXIT_STATUS"

@@ -47,7 +47,8 @@ BR_SUITE=trixie
 BR_MIRROR=http://deb.debian.org/debian
 BR_PKGS=gcc-14,make,libc6-dev,libelf-dev,dwarves,kmod
 # Installed into it afterwards (the root is not made again for them):
-# what `make dkms` needs besides the headers, for test_38_dkms.
+# what the helper is built with on Debian 13 (selftests/host/test_clang.sh,
+# make dkms for its kernels, the patched kernel's in-tree build).
 BR_HELPER_PKGS=(clang llvm bpftool libbpf-dev libnl-3-dev libnl-genl-3-dev
 		libelf-dev zlib1g-dev libzstd-dev pkgconf)
 BR_DKMS_PKGS=(dkms "${BR_HELPER_PKGS[@]}")
