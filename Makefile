@@ -62,11 +62,13 @@ dkms-src:
 	install -m 644 umh/Makefile $(DKMS_UMH) $(DKMS_SRC)/umh/
 
 # Again after an update: the version dkms had goes first, from every
-# kernel.
+# kernel. dkms asks make for the kernel's CC; run under make, that make
+# would print "Entering directory" into it: dkms runs as from a shell.
+DKMS := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dkms
 dkms: dkms-src
-	-dkms remove -m xdp_flow -v $(VERSION) --all >/dev/null 2>&1
-	dkms add -m xdp_flow -v $(VERSION)
-	dkms install -m xdp_flow -v $(VERSION)
+	-$(DKMS) remove -m xdp_flow -v $(VERSION) --all >/dev/null 2>&1
+	$(DKMS) add -m xdp_flow -v $(VERSION)
+	$(DKMS) install -m xdp_flow -v $(VERSION)
 
 clean:
 	-test -f $(KDIR)/Makefile && $(MAKE) -C $(KDIR) M=$(CURDIR)/net/xdp_flow clean

@@ -193,8 +193,11 @@ build_dkms() {
 	rm -rf "$t" && mkdir -p "$t/tree" "$t/src" &&
 		make -s -C "$XF_TOP" dkms-src DKMS_SRC="$t/src/xdp_flow-$ver" ||
 		{ msg "FAILED: dkms sources for $series in $t"; failed=1; return; }
+	# As from a shell, not from make test's make (the Makefile's dkms
+	# target says why).
 	# shellcheck disable=SC2016
 	run_make "dkms build for $series" "$t/dkms.log" \
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 		bash "$XF_TOP/selftests/vm/kmake.sh" --run "$series" sh -c '
 			dkms add -m xdp_flow -v "$1" --dkmstree "$2/tree" \
 				--sourcetree "$2/src" &&
