@@ -645,7 +645,8 @@ DIFF_CONTROL=/tmp/xdp_flow_diff_control
 # diff_run <hook> [difftest.py run args]: a differential run on the lanes
 # of diff_setup, with the floors of <hook> (xdp or tc: the hook the A
 # devices got). Its output goes to the log as diagnostics; DIFF_LAST is
-# its last line ("cases N, differences D, rules in_hw ..."). Returns
+# its last line ("cases N, differences D, rules in_hw ..."), DIFF_OUT all
+# of it. Returns
 # difftest.py's status (0: no difference, no software hit, floors met).
 diff_run()
 {
@@ -658,6 +659,7 @@ diff_run()
 		--min-xdp-packets "${floors[1]}" "$@" 2>&1)
 	rc=$?
 	echo "$out" | sed 's/^/# /; s/^# # /# /'
+	DIFF_OUT=$out
 	DIFF_LAST=$(echo "$out" | tail -n 1)
 	return $rc
 }
