@@ -338,9 +338,9 @@ int attach_detach_all(struct attach *a)
 /* Adopts one pinned link: still on its device, now running our program. */
 static void recover_link(struct attach *a, const char *name)
 {
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info), ifindex;
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct dev_link *l;
 	char path[512];
 	int fd;

@@ -22,7 +22,7 @@
 
 #include "umh.h"
 
-static void usage(FILE *f)
+static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: xdp_flow_umh [--log=stderr|kmsg] [--reply-fd=N] [--driver] [--no-pin] [-v]\n"
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 			verbose = true;
 			break;
 		case 'h':
-			usage(stdout);
+			print_usage(stdout);
 			return 0;
 		default:
 			goto bad_usage;
@@ -230,6 +230,6 @@ out:
 	return ret;
 
 bad_usage:
-	usage(stderr);
+	print_usage(stderr);
 	return 2;
 }

@@ -572,6 +572,7 @@ struct lookup_ctx {
 	struct search_state st;
 };
 
+#ifndef XDP_FLOW_MUTANT_prio_last
 /* Whether mask @m may hold a rule of a lower order than @best. */
 static __always_inline int mask_may_beat(const struct xdp_flow_dp_mask *m,
 					 __u64 best)
@@ -581,6 +582,7 @@ static __always_inline int mask_may_beat(const struct xdp_flow_dp_mask *m,
 
 	return !min || *min <= best;
 }
+#endif
 
 /*
  * Word @j of the key @kw as the search sees it. The mask_dst mutant clears
@@ -1672,8 +1674,8 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 	/*
 	 * The chain's steps one after the other, not in a loop: with the
 	 * lookup inline, clang may lay such a loop out so that it closes
-	 * through a fall-through edge, which 6.1's verifier refuses
-	 * ("back-edge").
+	 * through an edge that is not a jump, which 6.1's verifier
+	 * refuses ("back-edge").
 	 */
 	r = flow_step(key, h, v, limit, 0, &act, &n);
 	if (r == 1)

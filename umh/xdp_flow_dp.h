@@ -118,8 +118,11 @@ struct xdp_flow_ft_hash {
 	__u64	seed;			/* random; 0: the maps are new */
 };
 
+/* The helper's builds inline these at -O2 anyway; libbpf's BPF headers
+ * define the real one for the datapath.
+ */
 #ifndef __always_inline
-#define __always_inline	inline __attribute__((always_inline))
+#define __always_inline	inline
 #endif
 
 /*
