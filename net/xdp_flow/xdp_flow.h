@@ -15,8 +15,8 @@
 
 /* Built out of tree for kernels older than kmalloc_obj() and kzalloc_obj(). */
 #ifndef kzalloc_obj
-#define kmalloc_obj(P, gfp)	((typeof(P) *)kmalloc(sizeof(P), gfp))
-#define kzalloc_obj(P, gfp)	((typeof(P) *)kzalloc(sizeof(P), gfp))
+#define kmalloc_obj(P, gfp)	kmalloc(sizeof(P), gfp)
+#define kzalloc_obj(P, gfp)	kzalloc(sizeof(P), gfp)
 #endif
 
 /* Serialises the device, binding and rule tables and every exchange with the
