@@ -7,10 +7,11 @@
 #
 # SOURCE is Debian's linux-source tarball (linux-source-7.3.tar.xz) or an
 # unpacked tree of it. Patches 1 and 2 are drivers/patches/*.patch;
-# patch 3, which adds net/xdp_flow/ to the tree, is made here from the
-# module's and the helper's sources as they are in this checkout (so it is
-# never out of date, and never kept twice), with the in-tree glue in
-# the top-level Kconfig and the message in drivers/intree/0003.msg.
+# patches 3 to 6, which add net/xdp_flow/ to the tree, are made here from
+# the module's and the helper's sources as they are in this checkout (so
+# they are never out of date, and never kept twice), with the in-tree
+# glue in the top-level Kconfig and their messages in
+# drivers/intree/000[3-6].msg.
 set -euo pipefail
 
 die() { echo "mkseries: $*" >&2; exit 1; }
@@ -54,22 +55,36 @@ fi
 "${git[@]}" commit -q -m base
 "${git[@]}" am -q "${patches[@]}" || die "drivers/patches do not apply to $src"
 
-# Patch 3: the module, the helper and the uapi header, and their glue.
+# Patches 3 to 6 add net/xdp_flow/ to the tree, one part each: the uapi
+# header (with the MAINTAINERS entry), the BPF datapath, the helper (both
+# under net/xdp_flow/umh/), and the module with what builds and wires it
+# all in. Files are copied from this checkout, the helper's without its
+# out-of-tree Makefile and README.
 L=$tmp/linux
-mkdir -p "$L/net/xdp_flow/umh" "$L/include/uapi/linux"
-(cd "$top" && git ls-files -- net/xdp_flow include/uapi/linux/xdp_flow.h) |
-	while read -r f; do cp "$top/$f" "$L/$f"; done
-# The helper's sources, without its out-of-tree Makefile and README.
-(cd "$top" && git ls-files -- 'umh/*.c' 'umh/*.h') |
-	while read -r f; do cp "$top/$f" "$L/net/xdp_flow/$f"; done
-cp "$top/Kconfig" "$L/net/xdp_flow/Kconfig"
+date=$(sed -n 's/^Date: //p' "${patches[-1]}" | head -n 1)
+DATAPATH='umh/xdp_flow.bpf.c umh/xdp_flow_dp.h umh/xdp_flow_bench.h'
 
-grep -q '^source "net/xdp/Kconfig"$' "$L/net/Kconfig" ||
-	die "net/Kconfig: no 'source \"net/xdp/Kconfig\"' to put ours after"
-sed -i '/^source "net\/xdp\/Kconfig"$/a source "net/xdp_flow/Kconfig"' "$L/net/Kconfig"
-grep -q '^obj-$(CONFIG_XDP_SOCKETS)' "$L/net/Makefile" ||
-	die "net/Makefile: no CONFIG_XDP_SOCKETS line to put ours after"
-sed -i '/^obj-$(CONFIG_XDP_SOCKETS)/a obj-$(CONFIG_XDP_FLOW)\t\t+= xdp_flow/' "$L/net/Makefile"
+# intree_commit <message>: commit the tree's changes as the next patch.
+intree_commit() {
+	"${git[@]}" add -A
+	GIT_AUTHOR_DATE=$date "${git[@]}" commit -q -s -F "$top/drivers/intree/$1"
+}
+
+# copy <from> <to> <file>...: tracked files of this checkout into the tree.
+copy() {
+	local from=$1 to=$2 f
+
+	shift 2
+	for f in "$@"; do
+		mkdir -p "$(dirname "$L/$to${f#"$from"}")"
+		cp "$top/$f" "$L/$to${f#"$from"}"
+	done
+}
+
+tracked() { (cd "$top" && git ls-files -- "$@"); }
+
+mapfile -t f < <(tracked include/uapi/linux/xdp_flow.h)
+copy "" "" "${f[@]}"
 grep -q '^XDP SOCKETS (AF_XDP)$' "$L/MAINTAINERS" ||
 	die "MAINTAINERS: no XDP SOCKETS entry to put ours before"
 entry=$(printf '%s\n' "XDP FLOW OFFLOAD (xdp_flow)" "M:	$author" \
@@ -77,11 +92,30 @@ entry=$(printf '%s\n' "XDP FLOW OFFLOAD (xdp_flow)" "M:	$author" \
 	"F:	include/uapi/linux/xdp_flow.h" "F:	net/xdp_flow/" "")
 awk -v entry="$entry" '/^XDP SOCKETS \(AF_XDP\)$/ { print entry } { print }' \
 	"$L/MAINTAINERS" >"$tmp/MAINTAINERS" && mv "$tmp/MAINTAINERS" "$L/MAINTAINERS"
+intree_commit 0003.msg
 
-"${git[@]}" add -A
-date=$(sed -n 's/^Date: //p' "${patches[-1]}" | head -n 1)
-GIT_AUTHOR_DATE=$date "${git[@]}" commit -q -s -F "$top/drivers/intree/0003.msg"
+# shellcheck disable=SC2086
+mapfile -t f < <(tracked $DATAPATH)
+copy umh/ net/xdp_flow/umh/ "${f[@]}"
+intree_commit 0004.msg
+
+mapfile -t f < <(tracked 'umh/*.c' 'umh/*.h' | grep -vxF -f <(tr ' ' '\n' <<<"$DATAPATH"))
+copy umh/ net/xdp_flow/umh/ "${f[@]}"
+intree_commit 0005.msg
+
+mapfile -t f < <(tracked net/xdp_flow)
+copy "" "" "${f[@]}"
+cp "$top/Kconfig" "$L/net/xdp_flow/Kconfig"
+grep -q '^source "net/xdp/Kconfig"$' "$L/net/Kconfig" ||
+	die "net/Kconfig: no 'source \"net/xdp/Kconfig\"' to put ours after"
+sed -i '/^source "net\/xdp\/Kconfig"$/a source "net/xdp_flow/Kconfig"' "$L/net/Kconfig"
+grep -q '^obj-$(CONFIG_XDP_SOCKETS)' "$L/net/Makefile" ||
+	die "net/Makefile: no CONFIG_XDP_SOCKETS line to put ours after"
+sed -i '/^obj-$(CONFIG_XDP_SOCKETS)/a obj-$(CONFIG_XDP_FLOW)\t\t+= xdp_flow/' "$L/net/Makefile"
+intree_commit 0006.msg
+NINTREE=4
+
 mkdir -p "$out"
 rm -f "$out"/*.patch
-"${git[@]}" format-patch -q -n -o "$(cd "$out" && pwd)" HEAD~$((${#patches[@]} + 1))
+"${git[@]}" format-patch -q -n -o "$(cd "$out" && pwd)" HEAD~$((${#patches[@]} + NINTREE))
 ls "$out"/*.patch

@@ -123,10 +123,10 @@ build_module() {
 	) || failed=1
 }
 
-# The patched kernel gets the module as the series' last patch builds it:
-# in the kernel's tree, by kbuild, its helper included (drivers/mkseries.sh
-# makes that patch from this checkout). The tree keeps the copy it has
-# applied, to take it out again when the next one differs.
+# The patched kernel gets the module as the series' patches 3 to 6 build
+# it: in the kernel's tree, by kbuild, its helper included
+# (drivers/mkseries.sh makes them from this checkout). The tree keeps the
+# copy it has applied, to take it out again when the next one differs.
 build_intree() {
 	local envf=$XF_TOP/.cache/kernels/patched/env
 	local out=$XF_TOP/.cache/build/patched-series
@@ -145,12 +145,16 @@ build_intree() {
 			{ msg "$envf names no SOURCE: run selftests/vm/setup.sh patched again"; exit 1; }
 		bash "$XF_TOP/drivers/mkseries.sh" "$SOURCE" "$out" >"$out.log" 2>&1 ||
 			{ cat "$out.log" >&2; msg "drivers/mkseries.sh failed"; exit 1; }
-		new=$(ls "$out"/0003-*.patch)
+		# Patches 3 to 6 add net/xdp_flow/, each file in one of them:
+		# applied and taken out as one.
+		new=$out/intree.patch
+		cat "$out"/000[3-9]-*.patch >"$new" ||
+			{ msg "drivers/mkseries.sh wrote no patch 3 to 6 into $out"; exit 1; }
 		old=$tree/xdp_flow-intree.patch
 		if ! cmp -s "$new" "$old"; then
 			if [ -f "$old" ]; then
 				patch -d "$tree" -p1 -R -s <"$old" >/dev/null ||
-					{ msg "cannot take the previous patch 3 out of $tree"; exit 1; }
+					{ msg "cannot take the previous patches 3 to 6 out of $tree"; exit 1; }
 				rm -f "$old"
 			fi
 			patch -d "$tree" -p1 -s <"$new" ||
