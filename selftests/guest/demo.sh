@@ -60,7 +60,7 @@ step "Load the module (it carries its helper and starts it: no helper file)"
 xf_modprobe_deps >/dev/null
 show modprobe xdp_flow
 expect "module loaded" $?
-xf_wait_helper 20
+xf_wait_helper
 expect "the helper is running" $?
 show ps -o pid,comm,args -C xdp_flow_umh
 [ $failed -eq 0 ] || exit 1

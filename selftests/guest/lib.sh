@@ -153,13 +153,20 @@ xf_helper_running()
 	echo "$js" | grep -Eq '"helper_state"[[:space:]]*:[[:space:]]*"running"'
 }
 
-# xf_wait_helper [timeout_s]: wait until the helper runs. Default
-# $XF_HELPER_WAIT or 10 s: in an emulated guest a cold start (binary read
-# over 9p, BPF verification) was measured at about 2 s with the machine
-# idle and over 5 s with two cores shared by other guests.
+# How long a helper may take to come up, in seconds. In an emulated guest
+# a cold start (binary read over 9p, BPF verification) takes about 2 s on
+# the stock kernels; the verifier is most of it, and the patched kernel's
+# debug options (KASAN, lockdep, kmemleak) make it 10 to 20 s there.
+if [ -z "${XF_HELPER_WAIT:-}" ]; then
+	XF_HELPER_WAIT=20
+	[ "${XF_SERIES:-}" = patched ] && XF_HELPER_WAIT=120
+fi
+
+# xf_wait_helper [timeout_s]: wait until the helper runs (default
+# $XF_HELPER_WAIT).
 xf_wait_helper()
 {
-	local w=${1:-${XF_HELPER_WAIT:-10}}
+	local w=${1:-$XF_HELPER_WAIT}
 	local t=$((w * 10))
 
 	if [ ! -x "$XF_CLI" ]; then

@@ -323,7 +323,7 @@ xf_test_setup()
 	xf_load "$@"
 	check_err $? "xf_load failed"
 	if [ $RET -eq 0 ]; then
-		xf_wait_helper 20
+		xf_wait_helper
 		check_err $? "the helper did not come up"
 	fi
 	if [ $RET -eq 0 ]; then
@@ -612,7 +612,7 @@ diff_setup()
 	xf_load "$@"
 	check_err $? "xf_load failed"
 	if [ $RET -eq 0 ]; then
-		xf_wait_helper 20
+		xf_wait_helper
 		check_err $? "the helper did not come up"
 	fi
 	if [ $RET -eq 0 ]; then
@@ -671,7 +671,7 @@ diff_reload()
 {
 	xf_unload || return 1
 	xf_load "${@:2}" || return 1
-	xf_wait_helper 20 || { xf_err "$1: the helper did not come up"; return 1; }
+	xf_wait_helper || { xf_err "$1: the helper did not come up"; return 1; }
 	diff_enable_lanes "$LANES" || { xf_err "$1: cannot enable the A devices"; return 1; }
 }
 

@@ -76,7 +76,7 @@ log_test "after unload the rules work in software (no longer in_hw, drop and red
 # that replayed binding: it used to stay behind, its block freed, and the
 # next unload walked the freed block (list corruption, kernel BUG).
 RET=0
-xf_load && xf_wait_helper 20
+xf_load && xf_wait_helper
 check_err $? "the module did not load again"
 "$XF_CLI" enable dev xfv0 hook "$XF_HOOK" 2>/dev/null
 check_fail $? "enable succeeded on a device whose rules predate the module"

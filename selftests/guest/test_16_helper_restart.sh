@@ -46,7 +46,7 @@ log_test "SIGKILL the helper: offloaded traffic is still dropped"
 
 RET=0
 new=0
-end=$((SECONDS + 10))
+end=$((SECONDS + XF_HELPER_WAIT))
 while [ $SECONDS -lt $end ]; do
 	if [ "$(xf_status_get .helper_state)" = running ]; then
 		new=$(xf_status_get .helper_pid)
@@ -55,7 +55,7 @@ while [ $SECONDS -lt $end ]; do
 	sleep 0.1
 done
 [ "$new" -gt 0 ] && [ "$new" != "$pid" ] && kill -0 "$new"
-check_err $? "no new helper within 10 s (pid $new, old $pid)"
+check_err $? "no new helper within $XF_HELPER_WAIT s (pid $new, old $pid)"
 ! kill -0 "$pid" 2>/dev/null
 check_err $? "the old helper $pid still exists"
 r=$(xf_status_get .helper_restarts)

@@ -39,7 +39,7 @@ why=$(ovs_available)
 check_err $? "Open vSwitch cannot run in this guest: $why"
 xf_load
 check_err $? "xf_load failed"
-xf_wait_helper 20
+xf_wait_helper
 check_err $? "the helper did not come up"
 log_setup "setup: openvswitch.ko, OVS binaries, module, helper"
 [ $RET = 0 ] || exit 1

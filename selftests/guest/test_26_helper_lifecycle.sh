@@ -347,7 +347,7 @@ one_cycle()
 	local i=$1 c b0 b1 end
 
 	xf_load || { xf_err "cycle $i: modprobe failed"; return 1; }
-	xf_wait_helper 20 || { xf_err "cycle $i: no helper"; return 1; }
+	xf_wait_helper || { xf_err "cycle $i: no helper"; return 1; }
 	if ! { "$XF_CLI" enable dev xfv0 && wait_dev_attached xfv0 10 &&
 	       tc qdisc add dev xfv0 clsact; }; then
 		xf_err "cycle $i: cannot enable xfv0"

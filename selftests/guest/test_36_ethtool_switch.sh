@@ -188,7 +188,7 @@ log_test "ethtool on while no helper has registered: the feature stays on, the d
 
 RET=0
 rm -f "$TMP/hold"
-xf_wait_helper 45
+xf_wait_helper $((XF_HELPER_WAIT > 45 ? XF_HELPER_WAIT : 45))
 check_err $? "the helper did not come up"
 wait_switch xfv1 "$FEAT" 20
 check_err $? "xfv1 was not enabled once the helper registered"
