@@ -24,7 +24,7 @@
 #   XF_SKIP_SETUP=1      skip setup.sh (and XF_SKIP_APT=1: no apt in setup.sh)
 #   XF_SKIP_BUILD=1      skip build.sh
 #   XF_TEST_TIMEOUT=s    per guest test (default 1200)
-#   XF_GUEST_TIMEOUT=s   per guest boot (default 3300)
+#   XF_GUEST_TIMEOUT=s   per guest boot (default 3300; patched: 28800)
 
 set -u
 XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -205,7 +205,7 @@ for s in $SERIES; do
 	if [ "$SAW_LINE" -eq 0 ]; then
 		fail "$s" "guest $s did not boot or did not start selftests/guest/run.sh (rc $rc)"
 	elif [ $rc -eq 124 ]; then
-		fail "$s" "guest $s did not finish in time (XF_GUEST_TIMEOUT=${XF_GUEST_TIMEOUT:-3300})"
+		fail "$s" "guest $s did not finish in time (XF_GUEST_TIMEOUT, selftests/vm/run-guest.sh)"
 	elif [ $rc -ne 0 ] && [ "$GOT_FAIL" -eq 0 ]; then
 		fail "$s" "guest $s: selftests/guest/run.sh exited with status $rc"
 	fi
