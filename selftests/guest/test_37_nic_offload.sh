@@ -8,7 +8,7 @@
 # and run in XDP (hardware counters move); the feature cannot change
 # while the device's blocks are bound, and the kernel says so.
 
-source "$(dirname "$(readlink -f "$0")")/../lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=40
@@ -17,9 +17,12 @@ NSIM_B=$((NSIM_A + 1))
 
 cleanup()
 {
-	exec {nsfd_a}<&- {nsfd_b}<&- 2>/dev/null
-	echo "$NSIM_A" >/sys/bus/netdevsim/del_device 2>/dev/null
-	echo "$NSIM_B" >/sys/bus/netdevsim/del_device 2>/dev/null
+	[ -n "${nsfd_a:-}" ] && exec {nsfd_a}<&-
+	[ -n "${nsfd_b:-}" ] && exec {nsfd_b}<&-
+	if [ -w /sys/bus/netdevsim/del_device ]; then
+		echo "$NSIM_A" >/sys/bus/netdevsim/del_device 2>/dev/null
+		echo "$NSIM_B" >/sys/bus/netdevsim/del_device 2>/dev/null
+	fi
 	ip netns del xfn 2>/dev/null
 	xf_unload >/dev/null 2>&1
 }
@@ -28,7 +31,7 @@ trap cleanup EXIT
 if ! ethtool -k lo | grep -q '^flow-offload-xdp:'; then
 	log_skip "rules of a device with TC offload of its own go to XDP with flow-offload-xdp on" \
 		"this kernel has no flow-offload-xdp (the patch series under drivers/)"
-	exit $ksft_skip
+	exit "$EXIT_STATUS"
 fi
 
 # enabled_by <dev>: the switch that enabled <dev>, or nothing.
@@ -80,7 +83,8 @@ expect_refused()
 	[ "$1" = on ] && other=off
 	mark=$(dmesg_mark "refused-$other")
 	ethtool -K xfn0 flow-offload-xdp "$other" 2>/dev/null
-	st=$(ethtool -k xfn0 | sed -n 's/^flow-offload-xdp: //p')
+	# "off [requested on]": the request is kept, the state is not
+	st=$(ethtool -k xfn0 | sed -n 's/^flow-offload-xdp: \([a-z]*\).*/\1/p')
 	[ "$st" = "$1" ]
 	check_err $? "flow-offload-xdp changed to '$st' while a block is bound"
 	dmesg_since "$mark" | grep -q "xfn0: flow-offload-xdp cannot change while flow blocks are bound"
@@ -94,16 +98,21 @@ nsim_netdev()
 }
 
 RET=0
-xf_load && xf_wait_helper 20
+xf_load && xf_wait_helper
 check_err $? "the module or its helper did not come up"
 modprobe netdevsim &&
 	echo "$NSIM_A 1" >/sys/bus/netdevsim/new_device &&
 	echo "$NSIM_B 1" >/sys/bus/netdevsim/new_device
 check_err $? "cannot create netdevsim devices"
+# udev (the guest runs it) renames new devices (eth0 to eni<id>np1): the
+# names once it is done.
+command -v udevadm >/dev/null && udevadm settle -t 10
 a=$(nsim_netdev "$NSIM_A") b=$(nsim_netdev "$NSIM_B")
-ip link set dev "$a" name xfn0 && ip netns add xfn && ns_register xfn &&
-	ip link set dev "$b" netns xfn name xfn1
-check_err $? "cannot name the netdevsim devices ($a, $b)"
+err=$( { ip link set dev "$a" name xfn0 && ip netns add xfn &&
+	 ip link set dev "$b" netns xfn name xfn1; } 2>&1)
+rc=$?
+ns_register xfn
+check_err $rc "cannot name the netdevsim devices ($a, $b): $err"
 exec {nsfd_a}</proc/self/ns/net {nsfd_b}</var/run/netns/xfn
 echo "$nsfd_a:$(cat /sys/class/net/xfn0/ifindex) $nsfd_b:$(ip netns exec xfn cat /sys/class/net/xfn1/ifindex)" \
 	>/sys/bus/netdevsim/link_device
