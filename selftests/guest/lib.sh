@@ -155,12 +155,20 @@ xf_helper_running()
 
 # How long a helper may take to come up, in seconds. In an emulated guest
 # a cold start (binary read over 9p, BPF verification) takes about 2 s on
-# the stock kernels; the verifier is most of it, and the patched kernel's
-# debug options (KASAN, lockdep, kmemleak) make it 10 to 20 s there.
+# the stock kernels, the verifier most of it; under the patched kernel's
+# debug options (KASAN, lockdep, kmemleak) a restart after a kill took
+# 72 s.
 if [ -z "${XF_HELPER_WAIT:-}" ]; then
 	XF_HELPER_WAIT=20
 	[ "${XF_SERIES:-}" = patched ] && XF_HELPER_WAIT=120
 fi
+
+# xf_helper_wait_min <s>: a wait for a helper of at least <s> seconds,
+# longer where XF_HELPER_WAIT is.
+xf_helper_wait_min()
+{
+	echo $((XF_HELPER_WAIT > $1 ? XF_HELPER_WAIT : $1))
+}
 
 # xf_wait_helper [timeout_s]: wait until the helper runs (default
 # $XF_HELPER_WAIT).

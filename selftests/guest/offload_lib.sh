@@ -185,6 +185,14 @@ xf_dev_hook()
 	xf_status_get ".devices[] | select(.dev == \"$1\") | .hook"
 }
 
+# xf_dev_switch <dev>: the switch that enabled <dev> (xdp-flow,
+# hw-tc-offload or flow-offload-xdp), as `xdp-flow status` says; nothing
+# when it is not enabled.
+xf_dev_switch()
+{
+	xf_status_get ".devices[] | select(.dev == \"$1\") | .switch"
+}
+
 # xf_dp_linked <dev>: the helper's pinned link for <dev> exists (the
 # datapath is on it, whichever hook).
 xf_dp_linked()

@@ -309,7 +309,7 @@ pids=$(pgrep -x xdp_flow_umh | tr '\n' ' ')
 [ -n "$second" ] && [ "$pids" = "$second " ]
 check_err $? "helper processes '$pids', not just the second run $second"
 # The sampler's 20 s may end before the second run is up (the patched
-# kernel's verifier).
+# kernel's slow start-up).
 xf_wait_helper >/dev/null
 [ "$(xf_helper_state)" = running ] && [ "$(xf_status_get .helper_pid)" = "$second" ]
 check_err $? "status: helper $(xf_helper_state), pid $(xf_status_get .helper_pid), not running as $second"
@@ -351,7 +351,7 @@ cycle_counters()
 cycle_enable()
 {
 	"$XF_CLI" enable dev xfv0 2>/dev/null && return 0
-	[ "$(xf_status_get '.devices[] | select(.dev == "xfv0") | .switch')" = flow-offload-xdp ]
+	[ "$(xf_dev_switch xfv0)" = flow-offload-xdp ]
 }
 
 # one_cycle <i>: fails with a message on stderr.

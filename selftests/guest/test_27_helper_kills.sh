@@ -29,7 +29,7 @@ KILLS=${XF_KILLS:-$(xf_share 8)}
 # the module's back-off and a start-up: 60 s, or longer where a helper
 # takes longer to come up (XF_HELPER_WAIT, the patched kernel: a restart
 # took 72 s there)
-RESTART_WAIT=$((XF_HELPER_WAIT > 60 ? XF_HELPER_WAIT : 60))
+RESTART_WAIT=$(xf_helper_wait_min 60)
 SEED=${XF_KILL_SEED:-27}
 PPS=${XF_PPS:-500}
 M=5			# packets per address in the final checks

@@ -59,7 +59,7 @@ log_test "helper down: the new prio-1 pass lets its $N packets through, the drop
 
 RET=0
 rm -f "$TMP/hold"
-wait_helper_state running $((XF_HELPER_WAIT > 30 ? XF_HELPER_WAIT : 30))
+wait_helper_state running "$(xf_helper_wait_min 30)"
 check_err $? "no helper after the hold went: $(xf_helper_state)"
 end=$((SECONDS + 20))
 until [ "$(xf_status_get .to_stack)" = false ] || [ $SECONDS -ge $end ]; do

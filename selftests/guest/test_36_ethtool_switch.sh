@@ -45,7 +45,7 @@ wait_switch()
 	local end=$((SECONDS + ${3:-10})) got
 
 	while :; do
-		got=$(xf_status_get ".devices[] | select(.dev == \"$1\") | .switch" |
+		got=$(xf_dev_switch "$1" |
 		      awk 'BEGIN { s = "none" } { s = $0 } END { print s }')
 		[ "$got" = "$2" ] && return 0
 		[ $SECONDS -ge $end ] && { xf_err "$1: switch $got, not $2"; return 1; }
@@ -188,7 +188,7 @@ log_test "ethtool on while no helper has registered: the feature stays on, the d
 
 RET=0
 rm -f "$TMP/hold"
-xf_wait_helper $((XF_HELPER_WAIT > 45 ? XF_HELPER_WAIT : 45))
+xf_wait_helper "$(xf_helper_wait_min 45)"
 check_err $? "the helper did not come up"
 wait_switch xfv1 "$FEAT" 20
 check_err $? "xfv1 was not enabled once the helper registered"

@@ -34,18 +34,12 @@ if ! ethtool -k lo | grep -q '^flow-offload-xdp:'; then
 	exit "$EXIT_STATUS"
 fi
 
-# enabled_by <dev>: the switch that enabled <dev>, or nothing.
-enabled_by()
-{
-	xf_status_get ".devices[] | select(.dev == \"$1\") | .switch"
-}
-
 # wait_enabled_by <dev> <switch or "">
 wait_enabled_by()
 {
 	local end=$((SECONDS + 10))
 
-	until [ "$(enabled_by "$1")" = "$2" ]; do
+	until [ "$(xf_dev_switch "$1")" = "$2" ]; do
 		[ $SECONDS -ge $end ] && return 1
 		sleep 0.1
 	done
