@@ -65,9 +65,11 @@ date=$(sed -n 's/^Date: //p' "${patches[-1]}" | head -n 1)
 DATAPATH='umh/xdp_flow.bpf.c umh/xdp_flow_dp.h umh/xdp_flow_bench.h'
 
 # intree_commit <message>: commit the tree's changes as the next patch.
+NINTREE=0
 intree_commit() {
 	"${git[@]}" add -A
 	GIT_AUTHOR_DATE=$date "${git[@]}" commit -q -s -F "$top/drivers/intree/$1"
+	NINTREE=$((NINTREE + 1))
 }
 
 # copy <from> <to> <file>...: tracked files of this checkout into the tree.
@@ -113,7 +115,6 @@ grep -q '^obj-$(CONFIG_XDP_SOCKETS)' "$L/net/Makefile" ||
 	die "net/Makefile: no CONFIG_XDP_SOCKETS line to put ours after"
 sed -i '/^obj-$(CONFIG_XDP_SOCKETS)/a obj-$(CONFIG_XDP_FLOW)\t\t+= xdp_flow/' "$L/net/Makefile"
 intree_commit 0006.msg
-NINTREE=4
 
 mkdir -p "$out"
 rm -f "$out"/*.patch

@@ -842,7 +842,7 @@ static int lookup_masks(__u32 i, struct lookup_ctx *lc)
  * call of it too: inline here, where the verifier tracks the search's
  * state on the stack, its 16 masks made 90,000 of the 128,000
  * instructions the verifier processed for the program (Linux 6.18), and
- * that is the helper's start-up under emulation and on debug kernels.
+ * the verifier is most of the helper's start-up in an emulated guest.
  */
 __noinline int xdp_flow_search(struct xdp_flow_key *key)
 {
