@@ -69,18 +69,19 @@ expect_driver_rule()
 }
 
 # expect_refused <state>: `ethtool -K xfn0 flow-offload-xdp` to the other
-# state is refused while a block is bound, and the kernel log says why.
+# state is refused while a block is bound, the request is dropped (not
+# "off [requested on]", which nothing would apply), and the kernel log
+# says why.
 expect_refused()
 {
-	local mark st other=on
+	local mark line other=on
 
 	[ "$1" = on ] && other=off
 	mark=$(dmesg_mark "refused-$other")
 	ethtool -K xfn0 flow-offload-xdp "$other" 2>/dev/null
-	# "off [requested on]": the request is kept, the state is not
-	st=$(ethtool -k xfn0 | sed -n 's/^flow-offload-xdp: \([a-z]*\).*/\1/p')
-	[ "$st" = "$1" ]
-	check_err $? "flow-offload-xdp changed to '$st' while a block is bound"
+	line=$(ethtool -k xfn0 | grep '^flow-offload-xdp:')
+	[ "$line" = "flow-offload-xdp: $1" ]
+	check_err $? "ethtool -k after the refused request: '$line', not 'flow-offload-xdp: $1'"
 	dmesg_since "$mark" | grep -q "xfn0: flow-offload-xdp cannot change while flow blocks are bound"
 	check_err $? "the kernel log does not say why: $(dmesg_since "$mark" | tail -n 3)"
 }
@@ -127,7 +128,7 @@ log_test "flow-offload-xdp off: the rule goes to netdevsim's own offload (in_hw,
 
 RET=0
 expect_refused off
-log_test "flow-offload-xdp cannot go on while netdevsim has the block; the kernel log says why"
+log_test "flow-offload-xdp cannot go on while netdevsim has the block: request dropped, the kernel log says why"
 
 RET=0
 tc qdisc del dev xfn0 clsact && ethtool -K xfn0 flow-offload-xdp on
@@ -147,7 +148,7 @@ log_test "flow-offload-xdp on: the rule goes to xdp_flow and drops in XDP ($N ha
 
 RET=0
 expect_refused on
-log_test "flow-offload-xdp cannot go off while xdp_flow has the block; the kernel log says why"
+log_test "flow-offload-xdp cannot go off while xdp_flow has the block: request dropped, the kernel log says why"
 
 RET=0
 tc qdisc del dev xfn0 clsact && ethtool -K xfn0 flow-offload-xdp off
