@@ -153,15 +153,34 @@ xf_helper_running()
 	echo "$js" | grep -Eq '"helper_state"[[:space:]]*:[[:space:]]*"running"'
 }
 
+# How many times slower than on the stock kernels' guests tests run on
+# this kernel. The patched kernel's debug options (KASAN, lockdep,
+# kmemleak) made each test about nine times slower (test_00 298 s against
+# 30 s on 6.12, test_28 542 s against 74 s): 10 there. What such a kernel
+# stretches scales by it: the wait for a helper to come up, the module's
+# helper_timeout_ms in the tests that count on no restart, and the guest
+# harness's timeout per test.
+if [ -z "${XF_PACE:-}" ]; then
+	XF_PACE=1
+	[ "${XF_SERIES:-}" = patched ] && XF_PACE=10
+fi
+
 # How long a helper may take to come up, in seconds. In an emulated guest
 # a cold start (binary read over 9p, BPF verification) takes about 2 s on
-# the stock kernels, the verifier most of it; under the patched kernel's
-# debug options (KASAN, lockdep, kmemleak) a restart after a kill took
-# 72 s.
-if [ -z "${XF_HELPER_WAIT:-}" ]; then
-	XF_HELPER_WAIT=20
-	[ "${XF_SERIES:-}" = patched ] && XF_HELPER_WAIT=120
-fi
+# the stock kernels, the verifier most of it; on the patched kernel a
+# restart after a kill took 72 s.
+: "${XF_HELPER_WAIT:=$((20 * XF_PACE))}"
+
+# xf_helper_timeout_param [ms]: the module parameter that gives the
+# helper <ms> (default the module's own, 2000) to answer, at this kernel's
+# pace; nothing where that is the module's default.
+xf_helper_timeout_param()
+{
+	local ms=${1:-2000}
+
+	[ "$ms" = 2000 ] && [ "$XF_PACE" = 1 ] && return 0
+	echo "helper_timeout_ms=$((ms * XF_PACE))"
+}
 
 # xf_helper_wait_min <s>: a wait for a helper of at least <s> seconds,
 # longer where XF_HELPER_WAIT is.

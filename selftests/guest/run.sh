@@ -43,9 +43,8 @@ filter=${1:-${XF_FILTER:-}}
 # the kselftest settings file: one timeout for both harnesses
 test_timeout=${XF_TEST_TIMEOUT:-$(sed -n 's/^timeout=//p' selftests/guest/settings)}
 test_timeout=${test_timeout:-1200}
-# the debug options of the patched kernel: about nine times slower
-[ -z "${XF_TEST_TIMEOUT:-}" ] && [ "$XF_SERIES" = patched ] &&
-	test_timeout=$((test_timeout * 4))
+# a slower kernel (lib.sh's XF_PACE): longer
+[ -z "${XF_TEST_TIMEOUT:-}" ] && test_timeout=$((test_timeout * XF_PACE))
 
 echo "# guest kernel $(uname -r) (series $XF_SERIES), $(nproc) CPUs"
 echo "# module: $(modinfo -F filename xdp_flow 2>/dev/null || echo "none installed, $XF_KO"), command: $XF_CLI"

@@ -24,8 +24,9 @@ cleanup()
 }
 trap cleanup EXIT
 
-# The helper is stopped for a few seconds below: no restart for that.
-xf_test_setup helper_timeout_ms=30000 || exit 1
+# The helper is stopped for a few seconds below (for minutes on a slow
+# kernel): no restart for that.
+xf_test_setup "$(xf_helper_timeout_param 30000)" || exit 1
 
 RET=0
 xf_enable_xfv0
@@ -67,7 +68,7 @@ log_test "helper stopped, the prio 5 drop deleted: its $N frames get through at 
 RET=0
 kill -CONT "$HELPER"
 HELPER=
-"$XF_CLI" wait timeout 20
+"$XF_CLI" wait timeout $((20 * XF_PACE))
 check_err $? "xdp-flow wait failed after the helper went on"
 fl=$(xf_status_get .in_flight)
 [ "$fl" = 0 ]
