@@ -208,31 +208,42 @@ static int parse_field(const char *name, const char *val,
 	__be16 tci, tcim;
 	__u32 ifindex;
 
-	if (!strcmp(name, "id"))
+	if (!strcmp(name, "id")) {
 		r->id = strtoul(val, NULL, 0);
-	else if (!strcmp(name, "prio"))
+		return 0;
+	}
+	if (!strcmp(name, "prio")) {
 		r->order = (r->order & 0xffffffff) |
 			   (__u64)strtoul(val, NULL, 0) << 32;
-	else if (!strcmp(name, "order"))
+		return 0;
+	}
+	if (!strcmp(name, "order")) {
 		r->order = strtoull(val, NULL, 0);
-	else if (!strcmp(name, "cookie"))
+		return 0;
+	}
+	if (!strcmp(name, "cookie")) {
 		r->cookie = strtoull(val, NULL, 0);
-	else if (!strcmp(name, "dev") || !strcmp(name, "ifindex")) {
+		return 0;
+	}
+	if (!strcmp(name, "dev") || !strcmp(name, "ifindex")) {
 		if (parse_dev(val, &ifindex))
 			return -ENODEV;
 		k->ifindex = ifindex;
 		m->ifindex = ~0u;
-	} else if (!strcmp(name, "dst_mac"))
+		return 0;
+	}
+	if (!strcmp(name, "dst_mac"))
 		return parse_mac(val, k->eth_dst, m->eth_dst);
-	else if (!strcmp(name, "src_mac"))
+	if (!strcmp(name, "src_mac"))
 		return parse_mac(val, k->eth_src, m->eth_src);
-	else if (!strcmp(name, "eth_type")) {
+	if (!strcmp(name, "eth_type")) {
 		*eth_type_set = true;
 		return parse_num(!strcmp(val, "ipv4") ? "0x0800" :
 				 !strcmp(val, "ipv6") ? "0x86dd" :
 				 !strcmp(val, "arp") ? "0x0806" : val,
 				 &k->n_proto, &m->n_proto, 2);
-	} else if (!strcmp(name, "vlan_id") || !strcmp(name, "vlan_prio")) {
+	}
+	if (!strcmp(name, "vlan_id") || !strcmp(name, "vlan_prio")) {
 		bool id = !strcmp(name, "vlan_id");
 		unsigned long v = strtoul(val, NULL, 0);
 
@@ -242,33 +253,33 @@ static int parse_field(const char *name, const char *val,
 		m->vlan_tci |= tcim;
 		k->vlan_tpid = htons(ETH_P_8021Q);
 		m->vlan_tpid = 0xffff;
-	} else if (!strcmp(name, "ip_proto"))
+		return 0;
+	}
+	if (!strcmp(name, "ip_proto"))
 		return parse_proto(val, k, m);
-	else if (!strcmp(name, "tos"))
+	if (!strcmp(name, "tos"))
 		return parse_num(val, &k->ip_tos, &m->ip_tos, 1);
-	else if (!strcmp(name, "ttl"))
+	if (!strcmp(name, "ttl"))
 		return parse_num(val, &k->ip_ttl, &m->ip_ttl, 1);
-	else if (!strcmp(name, "frag"))
+	if (!strcmp(name, "frag"))
 		return parse_num(val, &k->ip_frag, &m->ip_frag, 1);
-	else if (!strcmp(name, "tcp_flags"))
+	if (!strcmp(name, "tcp_flags"))
 		return parse_num(val, &k->tcp_flags, &m->tcp_flags, 2);
-	else if (!strcmp(name, "src_ip"))
+	if (!strcmp(name, "src_ip"))
 		return parse_ip(val, k->ip_src, m->ip_src, ip_eth_type);
-	else if (!strcmp(name, "dst_ip"))
+	if (!strcmp(name, "dst_ip"))
 		return parse_ip(val, k->ip_dst, m->ip_dst, ip_eth_type);
-	else if (!strcmp(name, "src_port") || !strcmp(name, "icmp_type"))
+	if (!strcmp(name, "src_port") || !strcmp(name, "icmp_type"))
 		return parse_num(val, &k->l4_src, &m->l4_src, 2);
-	else if (!strcmp(name, "dst_port") || !strcmp(name, "icmp_code"))
+	if (!strcmp(name, "dst_port") || !strcmp(name, "icmp_code"))
 		return parse_num(val, &k->l4_dst, &m->l4_dst, 2);
-	else if (!strcmp(name, "src_range"))
+	if (!strcmp(name, "src_range"))
 		return parse_range(val, &r->l4_src_range);
-	else if (!strcmp(name, "dst_range"))
+	if (!strcmp(name, "dst_range"))
 		return parse_range(val, &r->l4_dst_range);
-	else if (!strcmp(name, "action"))
+	if (!strcmp(name, "action"))
 		return parse_action(val, r);
-	else
-		return -ENOENT;
-	return 0;
+	return -ENOENT;
 }
 
 /* Also used by the host tests to write their rules as text. */
