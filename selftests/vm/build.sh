@@ -27,7 +27,9 @@ XF_DKMS_SERIES=${XF_DKMS_SERIES-6.12}
 
 
 msg() { echo "build: $*" >&2; }
-NSS_WARNING='in statically linked applications requires at runtime'
+# glibc's NSS warning for a static link, as umh/Makefile spells it.
+NSS_WARNING=$(sed -n 's/^NSS_WARNING := //p' "$XF_TOP/umh/Makefile")
+: "${NSS_WARNING:?umh/Makefile defines no NSS_WARNING}"
 
 failed=0
 
