@@ -157,6 +157,23 @@ else
 	exec 4>/dev/null
 fi
 
+# A debug kernel (one with lockdep: the patched one) must have its checks
+# on when the tests start: a report while it booted turns lockdep off for
+# good, and would leave every test's "kernel log clean" blind to what it
+# checks. Its boot log must be clean, and lockdep still on at the end.
+lockdep_on()
+{
+	grep -Eq '^[[:space:]]*debug_locks:[[:space:]]+1$' /proc/lockdep_stats
+}
+if [ -r /proc/lockdep_stats ]; then
+	bad=$(dmesg | kernel_bad)
+	if [ -n "$bad" ] || ! lockdep_on; then
+		echo "$bad" | head -n 40 | sed 's/^/# dmesg: /' | tee /dev/fd/4
+		say "not ok - boot: the debug kernel reported before the first test, or its lockdep is off"
+		n_fail=$((n_fail + 1))
+	fi
+fi
+
 for entry in "${tests[@]}"; do
 	t=${entry% *}
 	hook=${entry##* }
@@ -228,6 +245,16 @@ if [ -w $kml ] && { [ -z "$filter" ] || [ "${XF_KMEMLEAK:-0}" = 1 ]; }; then
 	else
 		head -n 80 $kml | sed 's/^/# kmemleak: /' | tee /dev/fd/4
 		say "not ok - kmemleak: $leaks suspected leaks once every test is done"
+		n_fail=$((n_fail + 1))
+	fi
+fi
+
+if [ -r /proc/lockdep_stats ]; then
+	if lockdep_on; then
+		say "ok - lockdep: on from the boot to the last test"
+		n_ok=$((n_ok + 1))
+	else
+		say "not ok - lockdep: it turned itself off during the tests"
 		n_fail=$((n_fail + 1))
 	fi
 fi
