@@ -203,11 +203,13 @@ imp_pid=$IMP
 seen=" "
 bad_pid=
 start=$SECONDS
+# a restart (longer on a slow kernel: XF_HELPER_WAIT)
+wait_s=$(xf_helper_wait_min 40)
 for ((k = 1; k <= KILLS && RET == 0; k++)); do
 	kill -KILL "$pid"
 	check_err $? "kill -KILL $pid (round $k) failed"
 	new=
-	end=$((SECONDS + 40))
+	end=$((SECONDS + wait_s))
 	while [ $SECONDS -lt $end ]; do
 		js=$(timeout 20 "$XF_CLI" -j status 2>/dev/null)
 		st=$(echo "$js" | jq -r '.helper_state // empty')
@@ -222,7 +224,7 @@ for ((k = 1; k <= KILLS && RET == 0; k++)); do
 		sleep 0.1
 	done
 	[ -n "$new" ]
-	check_err $? "round $k: no new helper within 40 s after killing $pid"
+	check_err $? "round $k: no new helper within $wait_s s after killing $pid"
 	[ -z "$bad_pid" ]
 	check_err $? "helper_pid in xdp-flow status was the impostor's or the victim's: $bad_pid"
 	proc_alive "$VICTIM"
