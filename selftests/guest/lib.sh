@@ -173,13 +173,15 @@ fi
 
 # xf_helper_timeout_param [ms]: the module parameter that gives the
 # helper <ms> (default the module's own, 2000) to answer, at this kernel's
-# pace; nothing where that is the module's default.
+# pace, at most the 60000 the module takes (helper.c); nothing where that
+# is the module's default.
 xf_helper_timeout_param()
 {
 	local ms=${1:-2000}
 
 	[ "$ms" = 2000 ] && [ "$XF_PACE" = 1 ] && return 0
-	echo "helper_timeout_ms=$((ms * XF_PACE))"
+	ms=$((ms * XF_PACE))
+	echo "helper_timeout_ms=$((ms < 60000 ? ms : 60000))"
 }
 
 # xf_helper_wait_min <s>: a wait for a helper of at least <s> seconds,
