@@ -155,8 +155,8 @@ xf_helper_running()
 
 # How many times slower than on the stock kernels' guests tests run on
 # this kernel. The patched kernel's debug options (KASAN, lockdep,
-# kmemleak) made each test about nine times slower (test_00 298 s against
-# 30 s on 6.12, test_28 542 s against 74 s): 10 there. What such a kernel
+# kmemleak) made each test several times slower (test_25 711 s against
+# 96 s on 6.12, test_23 823 s against 128 s): 10 there. What such a kernel
 # stretches scales by it: the wait for a helper to come up, the module's
 # helper_timeout_ms in the tests that count on no restart, and the guest
 # harness's timeout per test.

@@ -101,8 +101,8 @@ extra=(${XF_VNG_OPTS:-})
 # LA57, and while the boot CPU's features are detected again
 # (identify_cpu() clears them, so pgtable_l5_enabled() is false for a
 # moment), KASAN took an interrupt's access to a 5-level direct-map
-# address for a wild one: a report at boot, in one boot of three, which
-# turns lockdep off for the whole run. kasan_multi_shot: every KASAN
+# address for a wild one: a report at boot (seen on 28 November 2026),
+# which turns lockdep off for the whole run. kasan_multi_shot: every KASAN
 # report is printed, not only the first.
 [ "$series" = patched ] && extra+=(-a "no5lvl kasan_multi_shot")
 
