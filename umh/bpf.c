@@ -234,11 +234,13 @@ static void dp_remove_pinned_maps(const char *pin_dir)
  * program took on this kernel: newer verifiers may prune less, and a
  * program near the budget stops loading after a small change.
  */
-static void dp_log_verified(struct xdp_flow_bpf *skel)
+static void dp_log_verified(struct xdp_flow_bpf *skel, long long load_ms)
 {
 	struct bpf_program *prog;
 	struct bpf_prog_info info;
 	__u32 len;
+
+	pr_info("programs loaded in %lld ms", load_ms);
 
 	bpf_object__for_each_program(prog, skel->obj) {
 		if (bpf_program__fd(prog) < 0)
@@ -345,6 +347,7 @@ struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
 		.loader = syscall(SYS_gettid),
 		.progress = progress, .arg = arg,
 	};
+	long long start = dp_now_ms();
 	bool watched = false;
 	pthread_t watcher;
 	int err;
@@ -384,7 +387,7 @@ struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
 	if (!skel)
 		pr_err("cannot load the XDP program: %s", strerror(err));
 	else
-		dp_log_verified(skel);
+		dp_log_verified(skel, dp_now_ms() - start);
 	errno = err;
 	return skel;
 }

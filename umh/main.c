@@ -92,8 +92,10 @@ int main(int argc, char **argv)
 	unsigned long max_rules = XDP_FLOW_MAX_RULES;
 	struct umh u = { .reply_fd = -1 };
 	int c, ret = 1, lock_fd;
+	long long start;
 	char *end;
 
+	start = dp_now_ms();
 	std_fds_open();
 	/* Exec'd as /proc/self/fd/N, the kernel names us "N". */
 	prctl(PR_SET_NAME, "xdp_flow_umh");
@@ -219,7 +221,8 @@ int main(int argc, char **argv)
 		pr_err("cannot take over the pinned state");
 		goto out;
 	}
-	pr_info("started (pid %d%s)", getpid(), driver ? ", test driver" : "");
+	pr_info("started (pid %d%s) in %lld ms", getpid(),
+		driver ? ", test driver" : "", dp_now_ms() - start);
 
 	ret = driver ? driver_run(&u) : genl_run(&u);
 out:
