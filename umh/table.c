@@ -185,13 +185,16 @@ static bool action_is_terminal(__u32 id)
 /* What the XDP program relies on, checked again here so that a rule it
  * cannot execute is refused rather than run: rewrites (pedit and csum
  * before VLAN actions), then exactly one terminal action (drop, pass, goto
- * or redirect), the last; rewrites only before a redirect.
+ * or redirect), the last; rewrites only before a redirect. A flowtable's
+ * rule starts with FT_ROUTE, has its NAT actions before VLAN actions, no
+ * pedit or csum, and ends in a redirect.
  */
 static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 			bool *vlan, char *msg, size_t len)
 {
 	const struct xdp_flow_action *a = &r->actions[i];
 	bool last = i + 1 == r->nr_actions;
+	bool ft = r->actions[0].id == XDP_FLOW_ACTION_FT_ROUTE;
 
 	if (action_is_terminal(a->id) != last) {
 		snprintf(msg, len,
@@ -204,7 +207,38 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 		snprintf(msg, len, "action %u: rewrites end only in a redirect", i);
 		return -EINVAL;
 	}
+	if (ft && (a->id == XDP_FLOW_ACTION_MANGLE ||
+		   a->id == XDP_FLOW_ACTION_ADD ||
+		   a->id == XDP_FLOW_ACTION_CSUM)) {
+		snprintf(msg, len, "action %u: pedit or csum in a flowtable's rule", i);
+		return -EINVAL;
+	}
 	switch (a->id) {
+	case XDP_FLOW_ACTION_FT_ROUTE:
+		if (i || !a->ft_route.mtu || last) {
+			snprintf(msg, len,
+				 "action %u: ft_route not first, without an mtu or without a redirect",
+				 i);
+			return -EINVAL;
+		}
+		return 0;
+	case XDP_FLOW_ACTION_FT_PORTS:
+	case XDP_FLOW_ACTION_FT_SRC_ADDR:
+	case XDP_FLOW_ACTION_FT_DST_ADDR:
+		if (!ft || *vlan) {
+			snprintf(msg, len,
+				 "action %u: ft nat without ft_route first, or after a vlan action",
+				 i);
+			return -EINVAL;
+		}
+		if (a->id == XDP_FLOW_ACTION_FT_PORTS &&
+		    (!a->ft_ports.which ||
+		     a->ft_ports.which & ~(XDP_FLOW_FT_SPORT | XDP_FLOW_FT_DPORT))) {
+			snprintf(msg, len, "action %u: ft ports 0x%x", i,
+				 a->ft_ports.which);
+			return -EINVAL;
+		}
+		return 0;
 	case XDP_FLOW_ACTION_DROP:
 	case XDP_FLOW_ACTION_PASS:
 	case XDP_FLOW_ACTION_GOTO:

@@ -1004,6 +1004,10 @@ struct edit_layout {
 	__be16	proto;		/* EtherType after the outer tag */
 	__u8	l4proto;	/* 0 for a non-first IPv4 fragment */
 	__u8	ihl;		/* IPv4 header length in bytes */
+	__u8	ttl;		/* IPv4 TTL or IPv6 hop limit */
+	__u8	frag;		/* an IPv4 fragment, the first included */
+	__u8	tcp_fin_rst;	/* a TCP header with FIN or RST */
+	__u8	l4hlen;		/* TCP or UDP header length */
 };
 
 static __always_inline __u32 csum_fold(__u64 s)
@@ -1394,12 +1398,13 @@ static __always_inline void vlan_modify(struct xdp_md *ctx,
 	h[7] = bpf_htons(MUTANT_TCI(tci));
 }
 
-/* Finds the headers the way TC's pedit and csum actions will. */
-static __always_inline int edit_layout(struct xdp_md *ctx,
-				       struct edit_layout *l)
+/* Finds the headers the way TC's pedit and csum actions will. @whole:
+ * the IP length must be within the bytes at hand (a checksum is summed
+ * over them); else only the headers must be.
+ */
+static __always_inline int edit_layout(void *data, void *data_end,
+				       struct edit_layout *l, int whole)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	__be16 proto;
 	__u32 noff = ETH_HLEN;
@@ -1431,12 +1436,14 @@ static __always_inline int edit_layout(struct xdp_md *ctx,
 		l->ihl = iph->ihl * 4;
 		tot = pkt_len16(iph->tot_len);
 		if (l->ihl < sizeof(*iph) || tot < l->ihl ||
-		    data + noff + tot > data_end)
+		    (whole && data + noff + tot > data_end))
 			return -1;
 		l->l4len = tot - l->ihl;
 		l->l4proto = iph->frag_off & bpf_htons(IP_OFFSET) ?
 			     0 : iph->protocol;
 		l->l4off = noff + l->ihl;
+		l->ttl = iph->ttl;
+		l->frag = !!(iph->frag_off & bpf_htons(IP_MF | IP_OFFSET));
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6h = data + noff;
 		__u32 plen;
@@ -1444,13 +1451,243 @@ static __always_inline int edit_layout(struct xdp_md *ctx,
 		if ((void *)(ip6h + 1) > data_end)
 			return -1;
 		plen = pkt_len16(ip6h->payload_len);
-		if (data + noff + sizeof(*ip6h) + plen > data_end)
+		if (whole && data + noff + sizeof(*ip6h) + plen > data_end)
 			return -1;
 		l->l4len = plen;
 		l->l4proto = ip6h->nexthdr;
 		l->l4off = noff + sizeof(*ip6h);
+		l->ttl = ip6h->hop_limit;
+	}
+	if (l->l4proto == IPPROTO_TCP && l->l4len >= sizeof(struct tcphdr)) {
+		struct tcphdr *th = data + (l->l4off & 0xff);
+
+		if ((void *)(th + 1) > data_end)
+			return -1;
+		l->tcp_fin_rst = th->fin || th->rst;
+		l->l4hlen = th->doff * 4;
+	} else if (l->l4proto == IPPROTO_UDP) {
+		l->l4hlen = sizeof(struct udphdr);
 	}
 	return 0;
+}
+
+/* ------------------------------------------------- nftables flowtables
+ *
+ * A flowtable's rule (FT_ROUTE first) forwards as the software path does
+ * (net/netfilter/nf_flow_table_ip.c): the frames it leaves to the stack go
+ * there untouched, and the checksums are updated incrementally with the
+ * kernel's own arithmetic (include/net/checksum.h) on the same values, so
+ * that a rewritten frame carries the checksum the software path writes,
+ * a wrong one included. XDP frames carry no CHECKSUM_PARTIAL state; the
+ * TC hook hands the updates to the kernel's helpers, which know it.
+ */
+static __always_inline __u32 k_csum_add(__u32 a, __u32 b)
+{
+	__u32 r = a + b;
+
+	return r + (r < b);
+}
+
+static __always_inline __u16 k_csum_fold(__u32 s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+/* csum_replace4(), and inet_proto_csum_replace4() without CHECKSUM_PARTIAL */
+static __always_inline __u16 k_csum_replace4(__u16 sum, __u32 from, __u32 to)
+{
+	return k_csum_fold(k_csum_add(k_csum_add(~(__u32)sum, ~from), to));
+}
+
+/* inet_proto_csum_replace16() without CHECKSUM_PARTIAL */
+static __always_inline __u16 k_csum_replace16(__u16 sum, const __u32 *from,
+					      const __u32 *to)
+{
+	__u64 s = (__u32)~(__u32)sum;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		s += (__u32)~from[i] + (__u64)to[i];
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffffffff) + (s >> 32);
+	return k_csum_fold(s);
+}
+
+/* Would the software path leave the frame to the stack? 1 if so.
+ * @gso_size: the TC hook's skb's, 0 in XDP.
+ */
+static __always_inline int ft_route_check(const struct edit_layout *l,
+					  const struct xdp_flow_action *a,
+					  __u32 frame_len, __u32 gso_size)
+{
+	__u32 need;
+
+	if (l->proto == bpf_htons(ETH_P_IP)) {
+		if (l->ihl != sizeof(struct iphdr) || l->frag)
+			return 1;
+	} else if (l->proto != bpf_htons(ETH_P_IPV6)) {
+		return 1;
+	}
+	if (l->ttl <= 1)
+		return 1;
+	if (l->l4proto == IPPROTO_TCP)
+		need = sizeof(struct tcphdr);
+	else if (l->l4proto == IPPROTO_UDP)
+		need = sizeof(struct udphdr);
+	else
+		return 1;
+	if (!l->l4off || l->l4len < need || l->tcp_fin_rst)
+		return 1;
+	/* nf_flow_exceeds_mtu(): the bytes after the link-layer headers,
+	 * or each segment's (skb_gso_validate_network_len())
+	 */
+	if (frame_len - l->noff <= a->ft_route.mtu)
+		return 0;
+	if (gso_size && l->l4hlen &&
+	    l->l4off - l->noff + l->l4hlen + gso_size <= a->ft_route.mtu)
+		return 0;
+	return 1;
+}
+
+/* Where the transport checksum sits. */
+static __always_inline __u32 ft_l4_check_off(const struct edit_layout *l)
+{
+	return l->l4off + (l->l4proto == IPPROTO_TCP ?
+			   __builtin_offsetof(struct tcphdr, check) :
+			   __builtin_offsetof(struct udphdr, check));
+}
+
+/* FT_ROUTE: the Ethernet addresses, then ip_decrease_ttl(). */
+__noinline int xdp_flow_ft_route(struct xdp_md *ctx,
+				 const struct edit_layout *l,
+				 const struct xdp_flow_action *a)
+{
+	void *data, *data_end;
+
+	if (!ctx || !l || !a)
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (data + ETH_ALEN * 2 > data_end)
+		return -1;
+	__builtin_memcpy(data, a->ft_route.eth_dst, ETH_ALEN);
+	__builtin_memcpy(data + ETH_ALEN, a->ft_route.eth_src, ETH_ALEN);
+	if (l->proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = data + (l->noff & 0xff);
+		__u32 check;
+
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		check = (__u16)iph->check;
+		check += (__u16)bpf_htons(0x0100);
+		iph->check = (__u16)(check + (check >= 0xffff));
+		iph->ttl--;
+	} else {
+		struct ipv6hdr *ip6h = data + (l->noff & 0xff);
+
+		if ((void *)(ip6h + 1) > data_end)
+			return -1;
+		ip6h->hop_limit--;
+	}
+	return 0;
+}
+
+/*
+ * The transport checksum's update for a rewrite, as the software path
+ * makes it: TCP always, UDP unless it carries no checksum (0), and a UDP
+ * result of 0 is sent as CSUM_MANGLED_0.
+ */
+static __always_inline int ft_l4_csum(struct xdp_md *ctx,
+				      const struct edit_layout *l,
+				      const __u32 *from, const __u32 *to,
+				      int words)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u16 *check = data + (ft_l4_check_off(l) & 0xfff);
+
+	if ((void *)(check + 1) > data_end)
+		return -1;
+	if (l->l4proto == IPPROTO_UDP && !*check)
+		return 0;
+	*check = words == 4 ? k_csum_replace16(*check, from, to) :
+			      k_csum_replace4(*check, from[0], to[0]);
+	if (l->l4proto == IPPROTO_UDP && !*check)
+		*check = 0xffff;
+	return 0;
+}
+
+/* FT_PORTS: nf_flow_snat_port() and nf_flow_dnat_port(). */
+__noinline int xdp_flow_ft_ports(struct xdp_md *ctx,
+				 const struct edit_layout *l,
+				 const struct xdp_flow_action *a)
+{
+	void *data, *data_end;
+	__be16 *ports;
+	__u32 from, to;
+	int i;
+
+	if (!ctx || !l || !a)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		if (!(a->ft_ports.which & (i ? XDP_FLOW_FT_DPORT :
+					       XDP_FLOW_FT_SPORT)))
+			continue;
+		data = (void *)(long)ctx->data;
+		data_end = (void *)(long)ctx->data_end;
+		ports = data + (l->l4off & 0xfff);
+		if ((void *)(ports + 2) > data_end)
+			return -1;
+		from = (__u16)ports[i];
+		to = (__u16)(i ? a->ft_ports.dst : a->ft_ports.src);
+		ports[i] = (__be16)to;
+		if (ft_l4_csum(ctx, l, &from, &to, 1))
+			return -1;
+	}
+	return 0;
+}
+
+/* FT_SRC_ADDR, FT_DST_ADDR: nf_flow_snat_ip() and nf_flow_dnat_ip(), or
+ * their IPv6 twins.
+ */
+__noinline int xdp_flow_ft_addr(struct xdp_md *ctx,
+				const struct edit_layout *l,
+				const struct xdp_flow_action *a)
+{
+	void *data, *data_end;
+	__u32 from[4], to[4];
+	int dst;
+
+	if (!ctx || !l || !a)
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	dst = a->id == XDP_FLOW_ACTION_FT_DST_ADDR;
+	__builtin_memcpy(to, a->ft_addr, sizeof(to));
+	if (l->proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = data + (l->noff & 0xff);
+		__be32 *addr;
+
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		addr = dst ? &iph->daddr : &iph->saddr;
+		from[0] = *addr;
+		*addr = to[0];
+		iph->check = k_csum_replace4(iph->check, from[0], to[0]);
+		return ft_l4_csum(ctx, l, from, to, 1);
+	} else {
+		struct ipv6hdr *ip6h = data + (l->noff & 0xff);
+		void *addr;
+
+		if ((void *)(ip6h + 1) > data_end)
+			return -1;
+		addr = dst ? (void *)&ip6h->daddr : (void *)&ip6h->saddr;
+		__builtin_memcpy(from, addr, sizeof(from));
+		__builtin_memcpy(addr, to, sizeof(to));
+		return ft_l4_csum(ctx, l, from, to, 4);
+	}
 }
 
 /* Would TC do exactly what xdp_flow_act() does? 0 if so, 1 if not. */
@@ -1471,6 +1708,8 @@ __noinline int xdp_flow_act_check(const struct edit_layout *l,
 		return 0;
 	case XDP_FLOW_ACTION_CSUM:
 		return csum_check(l, a->csum_flags) ? 1 : 0;
+	case XDP_FLOW_ACTION_FT_ROUTE:
+		return ft_route_check(l, a, frame_len, 0);
 	}
 	return 0;
 }
@@ -1513,6 +1752,13 @@ __noinline int xdp_flow_act(struct xdp_md *ctx, const struct edit_layout *l,
 	case XDP_FLOW_ACTION_VLAN_MODIFY:
 		vlan_modify(ctx, a);
 		return 0;
+	case XDP_FLOW_ACTION_FT_ROUTE:
+		return xdp_flow_ft_route(ctx, l, a);
+	case XDP_FLOW_ACTION_FT_PORTS:
+		return xdp_flow_ft_ports(ctx, l, a);
+	case XDP_FLOW_ACTION_FT_SRC_ADDR:
+	case XDP_FLOW_ACTION_FT_DST_ADDR:
+		return xdp_flow_ft_addr(ctx, l, a);
 	}
 	return -1;
 }
@@ -1537,7 +1783,8 @@ __noinline int xdp_flow_edit(struct xdp_md *ctx, __u32 rule_id)
 	if (n < 2 || n > XDP_FLOW_MAX_ACTIONS)
 		return 1;
 	n--;
-	if (edit_layout(ctx, &l))
+	if (edit_layout((void *)(long)ctx->data, (void *)(long)ctx->data_end,
+			&l, 1))
 		return 1;
 	len = ctx->data_end - ctx->data;
 
@@ -1771,6 +2018,153 @@ int xdp_flow(struct xdp_md *ctx)
 #define TC_ACT_SHOT	2
 
 /*
+ * A flowtable's rewrites at TC ingress, through the helpers that update
+ * the checksums as inet_proto_csum_replace*() do, CHECKSUM_PARTIAL
+ * included (the addresses with the pseudo header, ports without; UDP's
+ * zero checksum kept, a zero result sent as CSUM_MANGLED_0).
+ */
+__noinline int xdp_flow_tc_ft_act(struct __sk_buff *skb,
+				  const struct edit_layout *l,
+				  const struct xdp_flow_action *a)
+{
+	__u32 mm0, l4check, from[4], to[4];
+	__u16 check;
+	__u8 ttl;
+	__s64 diff;
+	int i, dst;
+
+	if (!skb || !l || !a)
+		return -1;
+	mm0 = l->l4proto == IPPROTO_UDP ? BPF_F_MARK_MANGLED_0 : 0;
+	l4check = ft_l4_check_off(l);
+	switch (a->id) {
+	case XDP_FLOW_ACTION_FT_ROUTE:
+		if (bpf_skb_store_bytes(skb, 0, a->ft_route.eth_dst,
+					ETH_ALEN * 2, 0))
+			return -1;
+		ttl = l->ttl - 1;
+		if (l->proto == bpf_htons(ETH_P_IPV6))
+			return bpf_skb_store_bytes(skb, l->noff +
+				__builtin_offsetof(struct ipv6hdr, hop_limit),
+				&ttl, 1, 0) ? -1 : 0;
+		/* ip_decrease_ttl() */
+		if (bpf_skb_load_bytes(skb, l->noff +
+				       __builtin_offsetof(struct iphdr, check),
+				       &check, 2))
+			return -1;
+		from[0] = check;
+		from[0] += (__u16)bpf_htons(0x0100);
+		check = from[0] + (from[0] >= 0xffff);
+		if (bpf_skb_store_bytes(skb, l->noff +
+					__builtin_offsetof(struct iphdr, check),
+					&check, 2, 0) ||
+		    bpf_skb_store_bytes(skb, l->noff +
+					__builtin_offsetof(struct iphdr, ttl),
+					&ttl, 1, 0))
+			return -1;
+		return 0;
+	case XDP_FLOW_ACTION_FT_PORTS:
+		for (i = 0; i < 2; i++) {
+			__be16 old, new;
+
+			if (!(a->ft_ports.which & (i ? XDP_FLOW_FT_DPORT :
+						       XDP_FLOW_FT_SPORT)))
+				continue;
+			new = i ? a->ft_ports.dst : a->ft_ports.src;
+			if (bpf_skb_load_bytes(skb, l->l4off + i * 2, &old, 2) ||
+			    bpf_skb_store_bytes(skb, l->l4off + i * 2, &new, 2, 0) ||
+			    bpf_l4_csum_replace(skb, l4check, old, new, mm0 | 2))
+				return -1;
+		}
+		return 0;
+	case XDP_FLOW_ACTION_FT_SRC_ADDR:
+	case XDP_FLOW_ACTION_FT_DST_ADDR:
+		dst = a->id == XDP_FLOW_ACTION_FT_DST_ADDR;
+		__builtin_memcpy(to, a->ft_addr, sizeof(to));
+		if (l->proto == bpf_htons(ETH_P_IP)) {
+			__u32 off = l->noff + (dst ?
+				__builtin_offsetof(struct iphdr, daddr) :
+				__builtin_offsetof(struct iphdr, saddr));
+
+			if (bpf_skb_load_bytes(skb, off, from, 4) ||
+			    bpf_skb_store_bytes(skb, off, to, 4, 0) ||
+			    bpf_l3_csum_replace(skb, l->noff +
+				__builtin_offsetof(struct iphdr, check),
+				from[0], to[0], 4) ||
+			    bpf_l4_csum_replace(skb, l4check, from[0], to[0],
+						BPF_F_PSEUDO_HDR | mm0 | 4))
+				return -1;
+			return 0;
+		} else {
+			__u32 off = l->noff + (dst ?
+				__builtin_offsetof(struct ipv6hdr, daddr) :
+				__builtin_offsetof(struct ipv6hdr, saddr));
+
+			if (bpf_skb_load_bytes(skb, off, from, 16) ||
+			    bpf_skb_store_bytes(skb, off, to, 16, 0))
+				return -1;
+			diff = bpf_csum_diff(from, 16, to, 16, 0);
+			if (diff < 0 ||
+			    bpf_l4_csum_replace(skb, l4check, 0, diff,
+						BPF_F_PSEUDO_HDR | mm0))
+				return -1;
+			return 0;
+		}
+	case XDP_FLOW_ACTION_VLAN_PUSH:
+		return bpf_skb_vlan_push(skb, MUTANT_TPID(a->vlan.proto),
+					 MUTANT_TCI(a->vlan.tci)) ? -1 : 0;
+	case XDP_FLOW_ACTION_VLAN_POP:
+		return bpf_skb_vlan_pop(skb) ? -1 : 0;
+	}
+	return -1;
+}
+
+/* A flowtable's rule at TC ingress: the same checks as in XDP, on the
+ * skb's headers (a GSO skb's segments must fit the MTU). Returns as
+ * tc_edit().
+ */
+__noinline int xdp_flow_tc_ft_edit(struct __sk_buff *skb, __u32 rule_id)
+{
+	struct xdp_flow_dp_rule *rule;
+	struct edit_layout l = {};
+	void *data, *data_end;
+	__u32 i, id, n;
+
+	if (!skb)
+		return 1;
+	rule = bpf_map_lookup_elem(&xf_rules, &rule_id);
+	if (!rule)
+		return 1;
+	n = rule->nr_actions;
+	if (n < 2 || n > XDP_FLOW_MAX_ACTIONS)
+		return 1;
+	n--;
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	if (edit_layout(data, data_end, &l, 0) ||
+	    ft_route_check(&l, &rule->actions[0], skb->len, skb->gso_size))
+		return 1;
+	for (i = 1; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
+		if (i >= n)
+			break;
+		id = rule->actions[i].id;
+		if (id != XDP_FLOW_ACTION_FT_PORTS &&
+		    id != XDP_FLOW_ACTION_FT_SRC_ADDR &&
+		    id != XDP_FLOW_ACTION_FT_DST_ADDR &&
+		    id != XDP_FLOW_ACTION_VLAN_PUSH &&
+		    id != XDP_FLOW_ACTION_VLAN_POP)
+			return 1;
+	}
+	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
+		if (i >= n)
+			break;
+		if (xdp_flow_tc_ft_act(skb, &l, &rule->actions[i]))
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * Applies rule @rule_id's rewrites to @skb: VLAN push, pop and modify, with
  * the skb helpers that TC's vlan action uses. Returns 0 when done, 1 when
  * the frame is left to TC untouched (a rewrite the hook does not do here:
@@ -1789,6 +2183,8 @@ static __always_inline int tc_edit(struct __sk_buff *skb, __u32 rule_id)
 	if (n < 2 || n > XDP_FLOW_MAX_ACTIONS)
 		return 1;
 	n--;
+	if (rule->actions[0].id == XDP_FLOW_ACTION_FT_ROUTE)
+		return xdp_flow_tc_ft_edit(skb, rule_id);
 	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
 		if (i >= n)
 			break;

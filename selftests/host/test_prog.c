@@ -1649,6 +1649,364 @@ static void test_invalid(void)
 	del_all();
 }
 
+/* --- nftables flowtables --- */
+
+/* Ones' complement sum of @n bytes as 16-bit big-endian words, folded. */
+static __u16 ocsum(const __u8 *p, size_t n, __u32 sum)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += p[i] << 8 | p[i + 1];
+	if (n & 1)
+		sum += p[n - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+/* The transport sum of the frame's IPv4 or IPv6 packet at @noff, pseudo
+ * header included: 0xffff when its checksum is right.
+ */
+static __u16 l4_sum(const struct frame *f, size_t noff)
+{
+	const __u8 *ip = f->b + noff;
+	bool v6 = (ip[0] >> 4) == 6;
+	size_t hl = v6 ? 40 : (ip[0] & 15) * 4;
+	size_t l4len = v6 ? (size_t)(ip[4] << 8 | ip[5]) :
+			    (size_t)(ip[2] << 8 | ip[3]) - hl;
+	__u8 proto = v6 ? ip[6] : ip[9];
+	__u32 sum;
+
+	sum = ocsum(ip + (v6 ? 8 : 12), v6 ? 32 : 8, 0);
+	sum += proto + l4len;
+	return ocsum(ip + hl, l4len, sum);
+}
+
+static __u16 ip4_sum(const struct frame *f, size_t noff)
+{
+	return ocsum(f->b + noff, (f->b[noff] & 15) * 4, 0);
+}
+
+/* The frame's checksum fields, zeroed. */
+static void clear_csums(struct frame *f, size_t noff)
+{
+	__u8 *ip = f->b + noff;
+	bool v6 = (ip[0] >> 4) == 6;
+	size_t hl = v6 ? 40 : (ip[0] & 15) * 4;
+	__u8 *c = ip + hl + ((v6 ? ip[6] : ip[9]) == IPPROTO_TCP ? 16 : 6);
+
+	c[0] = c[1] = 0;
+	if (!v6)
+		ip[10] = ip[11] = 0;
+}
+
+/* Right checksums for the frame's packet at @noff. */
+static void fix_csums(struct frame *f, size_t noff)
+{
+	__u8 *ip = f->b + noff;
+	bool v6 = (ip[0] >> 4) == 6;
+	size_t hl = v6 ? 40 : (ip[0] & 15) * 4;
+	__u8 *c = ip + hl + ((v6 ? ip[6] : ip[9]) == IPPROTO_TCP ? 16 : 6);
+	__u16 v;
+
+	c[0] = c[1] = 0;
+	v = ~l4_sum(f, noff);
+	c[0] = v >> 8;
+	c[1] = v;
+	if (v6)
+		return;
+	ip[10] = ip[11] = 0;
+	v = ~ip4_sum(f, noff);
+	ip[10] = v >> 8;
+	ip[11] = v;
+}
+
+/* Runs @f; @out gets the frame the program made of it. */
+static int run_out(const struct frame *f, struct frame *out)
+{
+	struct xdp_md xdp = { .data_end = f->len, .ingress_ifindex = IFINDEX };
+	struct __sk_buff skb = { .ingress_ifindex = IFINDEX };
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		    .data_in = f->b, .data_size_in = f->len,
+		    .data_out = out->b, .data_size_out = sizeof(out->b),
+		    .ctx_in = tc_hook ? (void *)&skb : (void *)&xdp,
+		    .ctx_size_in = tc_hook ? sizeof(skb) : sizeof(xdp));
+
+	memset(out, 0, sizeof(*out));
+	if (bpf_prog_test_run_opts(prog_fd, &opts))
+		return -1;
+	out->len = opts.data_size_out;
+	return tc_hook ? tc_verdict((int)opts.retval) : (int)opts.retval;
+}
+
+/*
+ * Adds the rule of add()'s text @fmt (a match and action=redirect:...)
+ * with the @n flowtable actions @ft before its redirect.
+ */
+static int add_ft(const struct xdp_flow_action *ft, unsigned int n,
+		  const char *fmt, ...)
+{
+	char args[512], msg[UMH_MSG_LEN] = "";
+	struct xdp_flow_rule r;
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	err = driver_parse_rule(args, &r, msg, sizeof(msg));
+	if (err || r.nr_actions != 1 || n + 1 > XDP_FLOW_MAX_ACTIONS) {
+		fail("add_ft %s: %s", fmt, msg);
+		return -EINVAL;
+	}
+	r.actions[n] = r.actions[0];
+	memcpy(r.actions, ft, n * sizeof(*ft));
+	r.nr_actions = n + 1;
+	err = table_rule_add(tbl, &r, msg, sizeof(msg));
+	if (err && err != -EINVAL)
+		fail("add_ft %s: %s", fmt, msg);
+	return err;
+}
+
+static const __u8 mac_gw[6] = { 2, 0, 0, 0, 0, 0x0b };
+static const __u8 mac_out[6] = { 2, 0, 0, 0, 0, 0x0c };
+
+static struct xdp_flow_action ft_route(__u16 mtu)
+{
+	struct xdp_flow_action a = { .id = XDP_FLOW_ACTION_FT_ROUTE };
+
+	a.ft_route.mtu = mtu;
+	memcpy(a.ft_route.eth_dst, mac_gw, 6);
+	memcpy(a.ft_route.eth_src, mac_out, 6);
+	return a;
+}
+
+static struct xdp_flow_action ft_port(bool dst, __u16 port)
+{
+	struct xdp_flow_action a = { .id = XDP_FLOW_ACTION_FT_PORTS };
+
+	a.ft_ports.which = dst ? XDP_FLOW_FT_DPORT : XDP_FLOW_FT_SPORT;
+	*(dst ? &a.ft_ports.dst : &a.ft_ports.src) = htons(port);
+	return a;
+}
+
+static struct xdp_flow_action ft_addr(bool dst, const char *addr)
+{
+	struct xdp_flow_action a = {
+		.id = dst ? XDP_FLOW_ACTION_FT_DST_ADDR :
+			    XDP_FLOW_ACTION_FT_SRC_ADDR,
+	};
+
+	if (inet_pton(AF_INET, addr, a.ft_addr) != 1)
+		inet_pton(AF_INET6, addr, a.ft_addr);
+	return a;
+}
+
+/*
+ * Runs @f, which rule @id forwards: the verdict is a redirect, the rule
+ * counts it, and the frame that leaves is @f with the addresses, ports and
+ * TTL (or hop limit) the software path writes, and with the checksums'
+ * residues it had: right ones stay right, a wrong one stays wrong by as
+ * much, as incremental updates leave them.
+ */
+static void expect_ft(const char *what, const struct frame *f, __u32 id,
+		      const struct frame *want)
+{
+	struct xdp_flow_stats before = stats(id), after;
+	struct frame out;
+	int got;
+
+	got = run_out(f, &out);
+	after = stats(id);
+	if (got != XDP_REDIRECT) {
+		fail("%s: verdict %s (%d), expected REDIRECT", what,
+		     verdict_name(got), got);
+		return;
+	}
+	if (after.packets - before.packets != 1)
+		fail("%s: not counted", what);
+	/* every byte but the checksums, which the residues check */
+	if (out.len == want->len) {
+		struct frame a = out, b = *want;
+
+		clear_csums(&a, ETH_HLEN);
+		clear_csums(&b, ETH_HLEN);
+		if (memcmp(a.b, b.b, a.len))
+			fail("%s: the frame that left differs from the software path's",
+			     what);
+	} else {
+		fail("%s: %zu bytes left, not %zu", what, out.len, want->len);
+	}
+	if (l4_sum(&out, ETH_HLEN) != l4_sum(f, ETH_HLEN))
+		fail("%s: transport checksum residue 0x%04x, was 0x%04x", what,
+		     l4_sum(&out, ETH_HLEN), l4_sum(f, ETH_HLEN));
+	if (f->b[ETH_HLEN] >> 4 == 4 &&
+	    ip4_sum(&out, ETH_HLEN) != ip4_sum(f, ETH_HLEN))
+		fail("%s: IPv4 header checksum residue 0x%04x, was 0x%04x",
+		     what, ip4_sum(&out, ETH_HLEN), ip4_sum(f, ETH_HLEN));
+}
+
+/* Runs @f: to the stack, untouched and not counted. */
+static void expect_ft_stack(const char *what, const struct frame *f,
+			    __u32 id)
+{
+	struct xdp_flow_stats before = stats(id), after;
+	struct frame out;
+	int got;
+
+	got = run_out(f, &out);
+	after = stats(id);
+	if (got != XDP_PASS)
+		fail("%s: verdict %s (%d), expected PASS", what,
+		     verdict_name(got), got);
+	else if (out.len != f->len || memcmp(out.b, f->b, f->len))
+		fail("%s: the frame was changed", what);
+	if (after.packets != before.packets)
+		fail("%s: counted", what);
+}
+
+/* The frame the software path makes of @f: MACs, TTL - 1, and @edit. */
+static struct frame ft_want(const struct frame *f,
+			    void (*edit)(struct frame *))
+{
+	struct frame w = *f;
+
+	memcpy(w.b, mac_gw, 6);
+	memcpy(w.b + 6, mac_out, 6);
+	if (w.b[ETH_HLEN] >> 4 == 4)
+		w.b[ETH_HLEN + 8]--;
+	else
+		w.b[ETH_HLEN + 7]--;
+	if (edit)
+		edit(&w);
+	fix_csums(&w, ETH_HLEN);
+	return w;
+}
+
+static void snat4_edit(struct frame *w)
+{
+	__u32 a = ip4("192.0.2.1");
+
+	memcpy(w->b + ETH_HLEN + 12, &a, 4);
+	w->b[ETH_HLEN + 20] = 40000 >> 8;
+	w->b[ETH_HLEN + 21] = 40000 & 0xff;
+}
+
+static void dnat6_edit(struct frame *w)
+{
+	inet_pton(AF_INET6, "2001:db8:99::2", w->b + ETH_HLEN + 24);
+	w->b[ETH_HLEN + 40 + 2] = 8080 >> 8;
+	w->b[ETH_HLEN + 40 + 3] = 8080 & 0xff;
+}
+
+static void test_flowtable(void)
+{
+	struct xdp_flow_action snat[] = {
+		ft_route(1500), ft_port(false, 40000), ft_addr(false, "192.0.2.1"),
+	};
+	struct xdp_flow_action dnat6[] = {
+		ft_route(1500), ft_port(true, 8080),
+		ft_addr(true, "2001:db8:99::2"),
+	};
+	struct xdp_flow_action route_only[] = { ft_route(1500) };
+	struct xdp_flow_action small_mtu[] = { ft_route(37) };
+	struct frame f, w;
+
+	/* IPv4 UDP, source NAT (a masquerading router's original direction) */
+	add_ft(snat, 3, "id=1 prio=1 dev=%d src_ip=10.0.1.2 dst_ip=10.0.2.2 ip_proto=udp src_port=1000 dst_port=2000 action=redirect:%d",
+	       IFINDEX, IFINDEX);
+	f = udp4("10.0.1.2", "10.0.2.2", 1000, 2000);
+	fix_csums(&f, ETH_HLEN);
+	w = ft_want(&f, snat4_edit);
+	expect_ft("IPv4 UDP SNAT", &f, 1, &w);
+	f.b[ETH_HLEN + 20 + 8] ^= 0x5a;	/* payload: the checksum now wrong */
+	w = ft_want(&f, snat4_edit);
+	expect_ft("IPv4 UDP SNAT, wrong checksum", &f, 1, &w);
+	f.b[ETH_HLEN + 20 + 8] ^= 0x5a;
+	f.b[ETH_HLEN + 20 + 6] = f.b[ETH_HLEN + 20 + 7] = 0;
+	fix_csums(&f, ETH_HLEN);
+	f.b[ETH_HLEN + 20 + 6] = f.b[ETH_HLEN + 20 + 7] = 0;
+	{
+		struct frame out;
+
+		if (run_out(&f, &out) != XDP_REDIRECT ||
+		    out.b[ETH_HLEN + 20 + 6] || out.b[ETH_HLEN + 20 + 7])
+			fail("IPv4 UDP without a checksum: one was written");
+	}
+	log_test("flowtable: IPv4 UDP SNAT, TTL - 1, MACs; checksums updated as the software path does");
+
+	/* the frames the software path leaves to the stack */
+	f = udp4("10.0.1.2", "10.0.2.2", 1000, 2000);
+	f.b[ETH_HLEN + 8] = 1;
+	fix_csums(&f, ETH_HLEN);
+	expect_ft_stack("TTL 1", &f, 1);
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	ipv4(&f, "10.0.1.2", "10.0.2.2", IPPROTO_UDP, 4, 0, 8 + 10);
+	udp(&f, 1000, 2000, 10);
+	fix_csums(&f, ETH_HLEN);
+	expect_ft_stack("IPv4 options", &f, 1);
+	eth(&f, mac_b, mac_a, ETH_P_IP);
+	ipv4(&f, "10.0.1.2", "10.0.2.2", IPPROTO_UDP, 0, 0x2000, 8 + 10);
+	udp(&f, 1000, 2000, 10);
+	expect_ft_stack("first fragment", &f, 1);
+	add_ft(small_mtu, 1, "id=2 prio=1 dev=%d src_ip=10.0.1.3 ip_proto=udp action=redirect:%d",
+	       IFINDEX, IFINDEX);
+	f = udp4("10.0.1.3", "10.0.2.2", 1000, 2000);
+	fix_csums(&f, ETH_HLEN);
+	expect_ft_stack("over the MTU", &f, 2);
+	add_ft(route_only, 1, "id=3 prio=1 dev=%d dst_ip=10.0.3.3 ip_proto=tcp action=redirect:%d",
+	       IFINDEX, IFINDEX);
+	f = tcp4("10.0.3.3", 80, 0x01);		/* FIN */
+	fix_csums(&f, ETH_HLEN);
+	expect_ft_stack("TCP FIN", &f, 3);
+	f = tcp4("10.0.3.3", 80, 0x04);		/* RST */
+	fix_csums(&f, ETH_HLEN);
+	expect_ft_stack("TCP RST", &f, 3);
+	f = tcp4("10.0.3.3", 80, 0x10);		/* ACK */
+	fix_csums(&f, ETH_HLEN);
+	w = ft_want(&f, NULL);
+	expect_ft("TCP ACK, routed only", &f, 3, &w);
+	log_test("flowtable: TTL 1, options, fragments, over the MTU, FIN and RST go to the stack untouched");
+
+	/* IPv6 TCP, destination NAT: no header checksum, the transport's
+	 * pseudo header changes
+	 */
+	add_ft(dnat6, 3, "id=4 prio=1 dev=%d dst_ip=2001:db8::1 ip_proto=tcp dst_port=80 action=redirect:%d",
+	       IFINDEX, IFINDEX);
+	eth(&f, mac_b, mac_a, ETH_P_IPV6);
+	ipv6(&f, "2001:db8:1::5", "2001:db8::1", IPPROTO_TCP, 20);
+	tcp(&f, 40000, 80, 0x10);
+	fix_csums(&f, ETH_HLEN);
+	w = ft_want(&f, dnat6_edit);
+	expect_ft("IPv6 TCP DNAT", &f, 4, &w);
+	f.b[ETH_HLEN + 7] = 1;
+	fix_csums(&f, ETH_HLEN);
+	expect_ft_stack("hop limit 1", &f, 4);
+	log_test("flowtable: IPv6 TCP DNAT, hop limit - 1; hop limit 1 goes to the stack");
+
+	/* what the helper refuses */
+	{
+		struct xdp_flow_action nat_first[] = { ft_port(false, 1) };
+		struct xdp_flow_action no_mtu[] = { ft_route(0) };
+		struct xdp_flow_action ports_none[] = { ft_route(1500),
+							ft_port(false, 1) };
+
+		ports_none[1].ft_ports.which = 0;
+		if (add_ft(nat_first, 1, "id=5 prio=1 dev=%d action=redirect:%d",
+			   IFINDEX, IFINDEX) != -EINVAL)
+			fail("NAT without ft_route first accepted");
+		if (add_ft(no_mtu, 1, "id=5 prio=1 dev=%d action=redirect:%d",
+			   IFINDEX, IFINDEX) != -EINVAL)
+			fail("ft_route without an MTU accepted");
+		if (add_ft(ports_none, 2, "id=5 prio=1 dev=%d action=redirect:%d",
+			   IFINDEX, IFINDEX) != -EINVAL)
+			fail("ft_ports without a port accepted");
+	}
+	log_test("flowtable: rules out of order or without their values are refused");
+	del_all();
+}
+
 /* A shield, as the module sends one: from prio 5 on, IFINDEX's frames go
  * to the stack.
  */
@@ -2079,6 +2437,7 @@ static void test_all(void)
 	test_software();
 	test_malformed_frames();
 	test_options_frags();
+	test_flowtable();
 	test_replace();
 	test_invalid();
 	test_recover();

@@ -1111,6 +1111,67 @@ static void print_vlan(uint32_t i, const struct xdp_flow_action *a)
 	}
 }
 
+/* A flowtable's forwarding: route (with the MACs), NAT of ports or
+ * addresses.
+ */
+static void print_ft(uint32_t i, const struct xdp_flow_action *a,
+		     bool v6)
+{
+	char addr[INET6_ADDRSTRLEN], mac[2][18];
+	const __u8 *m[2] = { a->ft_route.eth_dst, a->ft_route.eth_src };
+	const char *what;
+	int k;
+
+	switch (a->id) {
+	case XDP_FLOW_ACTION_FT_ROUTE:
+		for (k = 0; k < 2; k++)
+			snprintf(mac[k], sizeof(mac[k]),
+				 "%02x:%02x:%02x:%02x:%02x:%02x", m[k][0],
+				 m[k][1], m[k][2], m[k][3], m[k][4], m[k][5]);
+		if (json) {
+			jw_obj_open(NULL);
+			jw_string("kind", "ft_route");
+			jw_u64("mtu", a->ft_route.mtu);
+			jw_string("dst_mac", mac[0]);
+			jw_string("src_mac", mac[1]);
+			jw_obj_close();
+		} else {
+			printf("  action order %u: flowtable route mtu %u dst_mac %s src_mac %s\n",
+			       i + 1, a->ft_route.mtu, mac[0], mac[1]);
+		}
+		return;
+	case XDP_FLOW_ACTION_FT_PORTS:
+		if (json) {
+			jw_obj_open(NULL);
+			jw_string("kind", "ft_ports");
+			if (a->ft_ports.which & XDP_FLOW_FT_SPORT)
+				jw_u64("src_port", ntohs(a->ft_ports.src));
+			if (a->ft_ports.which & XDP_FLOW_FT_DPORT)
+				jw_u64("dst_port", ntohs(a->ft_ports.dst));
+			jw_obj_close();
+			return;
+		}
+		printf("  action order %u: flowtable nat", i + 1);
+		if (a->ft_ports.which & XDP_FLOW_FT_SPORT)
+			printf(" src_port %u", ntohs(a->ft_ports.src));
+		if (a->ft_ports.which & XDP_FLOW_FT_DPORT)
+			printf(" dst_port %u", ntohs(a->ft_ports.dst));
+		printf("\n");
+		return;
+	}
+	inet_ntop(v6 ? AF_INET6 : AF_INET, a->ft_addr, addr, sizeof(addr));
+	what = a->id == XDP_FLOW_ACTION_FT_SRC_ADDR ? "src_ip" : "dst_ip";
+	if (json) {
+		jw_obj_open(NULL);
+		jw_string("kind", "ft_nat");
+		jw_string(what, addr);
+		jw_obj_close();
+	} else {
+		printf("  action order %u: flowtable nat %s %s\n", i + 1, what,
+		       addr);
+	}
+}
+
 static void print_actions(const struct xdp_flow_rule *r)
 {
 	char name[IF_NAMESIZE + 16];
@@ -1176,6 +1237,12 @@ static void print_actions(const struct xdp_flow_rule *r)
 		case XDP_FLOW_ACTION_VLAN_POP:
 		case XDP_FLOW_ACTION_VLAN_MODIFY:
 			print_vlan(i, a);
+			break;
+		case XDP_FLOW_ACTION_FT_ROUTE:
+		case XDP_FLOW_ACTION_FT_PORTS:
+		case XDP_FLOW_ACTION_FT_SRC_ADDR:
+		case XDP_FLOW_ACTION_FT_DST_ADDR:
+			print_ft(i, a, r->key.n_proto == htons(0x86dd));
 			break;
 		default:
 			if (json) {

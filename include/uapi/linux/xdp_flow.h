@@ -85,7 +85,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	15
+#define XDP_FLOW_ABI_VERSION	16
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 /*
@@ -269,8 +269,25 @@ enum xdp_flow_action_id {
 	XDP_FLOW_ACTION_VLAN_POP,	/* pop the outer tag, if any */
 	XDP_FLOW_ACTION_VLAN_MODIFY,	/* rewrite the outer tag, if any */
 	XDP_FLOW_ACTION_GOTO,		/* classify again in chain @chain */
+	/*
+	 * An nftables flowtable's forwarding (TC_SETUP_FT), done as its
+	 * software path does it (net/netfilter/nf_flow_table_ip.c), with
+	 * incremental checksum updates. FT_ROUTE comes first; the frame
+	 * goes to the stack untouched where the software path would leave
+	 * it to the stack (see XDP_FLOW_FT_*).
+	 */
+	XDP_FLOW_ACTION_FT_ROUTE,	/* checks, TTL or hop limit - 1, set
+					 * the Ethernet addresses
+					 */
+	XDP_FLOW_ACTION_FT_PORTS,	/* NAT: TCP or UDP ports */
+	XDP_FLOW_ACTION_FT_SRC_ADDR,	/* NAT: IPv4 or IPv6 source */
+	XDP_FLOW_ACTION_FT_DST_ADDR,	/* NAT: IPv4 or IPv6 destination */
 	__XDP_FLOW_ACTION_MAX,
 };
+
+/* xdp_flow_action.ft_ports.which */
+#define XDP_FLOW_FT_SPORT	0x1
+#define XDP_FLOW_FT_DPORT	0x2
 
 /* xdp_flow_action.mangle.htype: the header an offset counts from, as in
  * TC pedit (Ethernet: the frame; IPv4, IPv6: the network header after the
@@ -310,6 +327,24 @@ enum xdp_flow_hdr {
  * @mangle.mask: bits of the word kept (the word as loaded from the frame,
  *	in host order, as TC pedit has it)
  * @mangle.val: the value, same order
+ * @ft_route: FT_ROUTE: a frame goes to the stack untouched when it is an
+ *	IPv4 fragment or has IPv4 options, when its TTL or hop limit is 1 or
+ *	less, or when more than @mtu bytes follow its link-layer headers;
+ *	else its TTL (and IPv4 header checksum) or hop limit is decremented
+ *	as ip_decrease_ttl() does, and its Ethernet addresses are set
+ * @ft_route.mtu: the output route's MTU
+ * @ft_route.eth_dst: the new destination address
+ * @ft_route.eth_src: the new source address
+ * @ft_ports: FT_PORTS: the ports XDP_FLOW_FT_* in @which are set, the
+ *	transport checksum updated as inet_proto_csum_replace2() does (a UDP
+ *	checksum of 0 stays 0)
+ * @ft_ports.src: the new source port
+ * @ft_ports.dst: the new destination port
+ * @ft_ports.which: XDP_FLOW_FT_SPORT, XDP_FLOW_FT_DPORT
+ * @ft_addr: FT_SRC_ADDR, FT_DST_ADDR: the address is set (IPv4 in
+ *	@ft_addr[0]), the IPv4 header checksum and the transport checksum
+ *	(pseudo header) updated as csum_replace4() and
+ *	inet_proto_csum_replace4() or inet_proto_csum_replace16() do
  */
 struct xdp_flow_action {
 	__u32	id;
@@ -329,6 +364,18 @@ struct xdp_flow_action {
 			__u32	mask;
 			__u32	val;
 		} mangle;
+		struct {
+			__u16	mtu;
+			__u8	eth_dst[6];
+			__u8	eth_src[6];
+			__u16	pad;
+		} ft_route;
+		struct {
+			__be16	src;
+			__be16	dst;
+			__u32	which;
+		} ft_ports;
+		__be32	ft_addr[4];
 	};
 };
 
