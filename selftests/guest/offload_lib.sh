@@ -275,6 +275,22 @@ wait_value()
 	done
 }
 
+# wait_value_le <limit> <timeout_s> cmd...: poll cmd until it prints a
+# number at most <limit>; prints the last value.
+wait_value_le()
+{
+	local want=$1 end=$((SECONDS + $2)) v
+
+	shift 2
+	while :; do
+		v=$("$@") || { echo "error"; return 1; }
+		[[ "$v" =~ ^[0-9]+$ ]] && [ "$v" -le "$want" ] && break
+		[ $SECONDS -ge $end ] && break
+		sleep 0.2
+	done
+	echo "$v"
+}
+
 # settle: time for packets that are still in flight (queues, NAPI) to land
 # before asserting that something did NOT arrive.
 settle()
