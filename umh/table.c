@@ -330,7 +330,7 @@ static int rule_check(const struct table *t, const struct xdp_flow_rule *r,
 		return -EINVAL;
 	}
 	if (r->flags & ~(XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_NFTABLES |
-			 XDP_FLOW_RULE_F_SHIELD)) {
+			 XDP_FLOW_RULE_F_SHIELD | XDP_FLOW_RULE_F_FLOWTABLE)) {
 		snprintf(msg, len, "unknown rule flags 0x%x", r->flags);
 		return -EINVAL;
 	}

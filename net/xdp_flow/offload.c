@@ -24,6 +24,7 @@
 #include <linux/xarray.h>
 #include <net/flow_offload.h>
 #include <net/net_namespace.h>
+#include <net/netfilter/nf_flow_table.h>
 #include <net/netfilter/nf_tables.h>
 #include <net/pkt_cls.h>
 #include <net/sch_generic.h>
@@ -336,6 +337,12 @@ static u64 xdp_flow_order(const struct xdp_flow_entry *entry)
 
 	if (entry->binding->nft)
 		prio += XDP_FLOW_ORDER_NFT_BASE;
+	/* A flowtable's hook, at its priority among the offloaded chains'
+	 * (1 .. 65535): before them all from 0 down, after them all above.
+	 */
+	if (entry->binding->ft)
+		prio = XDP_FLOW_ORDER_NFT_BASE +
+		       clamp(entry->binding->prio, 0, U16_MAX + 1);
 	return (prio << 32) | ((u64)entry->mask->rank << 1) |
 	       (entry->kind == XDP_FLOW_ENTRY_OFFLOAD);
 }
@@ -350,6 +357,8 @@ static void xdp_flow_entry_to_software(struct xdp_flow_entry *entry)
 	entry->rule.flags = XDP_FLOW_RULE_F_SOFTWARE;
 	if (entry->binding->nft)
 		entry->rule.flags |= XDP_FLOW_RULE_F_NFTABLES;
+	if (entry->binding->ft)
+		entry->rule.flags |= XDP_FLOW_RULE_F_FLOWTABLE;
 	entry->rule.nr_actions = 1;
 	memset(entry->rule.actions, 0, sizeof(entry->rule.actions));
 	entry->rule.actions[0].id = XDP_FLOW_ACTION_PASS;
@@ -1039,6 +1048,61 @@ static int xdp_flow_cls_destroy(struct xdp_flow_binding *b,
  * offload is not enabled there): returns 0 for an offloaded rule, or
  * -EOPNOTSUPP, with the reason in @report, for a software one.
  */
+static void xdp_flow_target_of(const struct xdp_flow_binding *b,
+			       const struct xdp_flow_dev *xdev,
+			       struct xdp_flow_target *target)
+{
+	target->dev = b->dev;
+	target->ifindex = b->ifindex;
+	target->vlan_hidden = xdev && xdp_flow_dev_hides_vlan(b->dev,
+							      xdev->xdp_mode);
+	target->nft = b->nft;
+	target->tc_hook = xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_TC;
+}
+
+/* A flowtable's offer: the cookie is the flow's tuple of that direction,
+ * alive while the flowtable calls us.
+ */
+static int xdp_flow_ft_translate(struct flow_cls_offload *f,
+				 const struct xdp_flow_target *target,
+				 struct xdp_flow_rule *rule,
+				 struct netlink_ext_ack *ext)
+{
+	const struct flow_offload_tuple *tuple = (void *)f->cookie;
+
+	return xdp_flow_translate_ft(f, target, tuple->mtu, rule, ext);
+}
+
+/*
+ * A flowtable offers a flow again about once a second while packets of it
+ * take the software path (the frames XDP leaves to the stack, say): the
+ * same offer leaves the entry as it is. Returns the answer to give, or 1
+ * when the offer differs.
+ */
+static int xdp_flow_ft_same(struct xdp_flow_entry *entry,
+			    struct flow_cls_offload *f,
+			    const struct xdp_flow_dev *xdev)
+{
+	struct netlink_ext_ack ext = {};
+	struct xdp_flow_target target;
+	struct xdp_flow_rule *rule;
+	int err, same;
+
+	rule = kmalloc(sizeof(*rule), GFP_KERNEL);
+	if (!rule)
+		return 1;
+	xdp_flow_target_of(entry->binding, xdev, &target);
+	err = xdp_flow_ft_translate(f, &target, rule, &ext);
+	same = !err && entry->kind == XDP_FLOW_ENTRY_OFFLOAD &&
+	       !memcmp(&rule->key, &entry->rule.key, sizeof(rule->key)) &&
+	       !memcmp(&rule->mask, &entry->rule.mask, sizeof(rule->mask)) &&
+	       rule->nr_actions == entry->rule.nr_actions &&
+	       !memcmp(rule->actions, entry->rule.actions,
+		       sizeof(rule->actions));
+	kfree(rule);
+	return same ? 0 : 1;
+}
+
 static int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
 				    struct flow_cls_offload *f,
 				    const struct xdp_flow_dev *xdev,
@@ -1049,13 +1113,11 @@ static int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
 	struct xdp_flow_target target;
 	int err;
 
-	target.dev = b->dev;
-	target.ifindex = b->ifindex;
-	target.vlan_hidden = xdev && xdp_flow_dev_hides_vlan(b->dev,
-							     xdev->xdp_mode);
-	target.nft = b->nft;
-	target.tc_hook = xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_TC;
-	err = xdp_flow_translate(f, &target, &entry->rule, &ext);
+	xdp_flow_target_of(b, xdev, &target);
+	if (b->ft)
+		err = xdp_flow_ft_translate(f, &target, &entry->rule, &ext);
+	else
+		err = xdp_flow_translate(f, &target, &entry->rule, &ext);
 	entry->l4_src_range = entry->rule.l4_src_range;
 	entry->l4_dst_range = entry->rule.l4_dst_range;
 	if (!err && xdp_flow_range_conflict(entry)) {
@@ -1073,6 +1135,8 @@ static int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
 	entry->rule.order = xdp_flow_order(entry);
 	if (b->nft)
 		entry->rule.flags |= XDP_FLOW_RULE_F_NFTABLES;
+	if (b->ft)
+		entry->rule.flags |= XDP_FLOW_RULE_F_FLOWTABLE;
 	if (err)
 		xdp_flow_entry_to_software(entry);
 	return err;
@@ -1090,11 +1154,15 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	int err;
 
 	entry = xdp_flow_entry_find(b, f->cookie);
+	if (entry && b->ft && xdev && !xdp_flow_ft_same(entry, f, xdev))
+		return 0;
 	if (entry) {
 		xdp_flow_entry_uninstall(entry);
 		xdp_flow_entry_free(entry);
 	}
 
+	if (!xdev && b->ft)
+		return -EOPNOTSUPP;
 	if (!xdev) {
 		/*
 		 * Not enabled: nothing is offloaded, translated or kept but
@@ -1187,8 +1255,10 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	return -EOPNOTSUPP;
 
 lost:
-	/* nftables fails the rule's transaction: nothing runs it. */
-	if (!b->nft)
+	/* nftables fails the rule's transaction: nothing runs it. A
+	 * flowtable keeps the flow in software, ahead of later chains.
+	 */
+	if (!b->nft && !b->ft)
 		xdp_flow_dev_lost(xdev, f);
 	return err;
 }
@@ -1357,6 +1427,133 @@ static void xdp_flow_attach_wait(int passes)
 				   msecs_to_jiffies(XDP_FLOW_ATTACH_WAIT_MS));
 }
 
+/* --- nftables flowtables --- */
+
+/* A flowtable offers each flow to every device it is bound to: is @f's
+ * ingress device the one of @b?
+ */
+static bool xdp_flow_ft_mine(const struct xdp_flow_binding *b,
+			     struct flow_cls_offload *f)
+{
+	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
+	struct flow_match_meta match;
+
+	if (!flow_rule_match_key(fr, FLOW_DISSECTOR_KEY_META))
+		return false;
+	flow_rule_match_meta(fr, &match);
+	return match.mask->ingress_ifindex == 0xffffffff &&
+	       match.key->ingress_ifindex == b->ifindex;
+}
+
+static bool xdp_flow_nft_chain_bound(const struct net_device *dev,
+				     const void *priv)
+{
+	struct xdp_flow_binding *b;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list)
+		if (b->nft && b->dev == dev && b->owner == priv)
+			return true;
+	return false;
+}
+
+/*
+ * What runs at netfilter ingress before the flowtable's hook must be in
+ * XDP before its flows: nftables chains whose rules are all here. Returns
+ * NULL, or why the flows cannot be. Caller holds xdp_flow_lock.
+ */
+static const char *xdp_flow_ft_hooks_before(const struct xdp_flow_binding *ft)
+{
+	const char *why = "xdp_flow: the flowtable's ingress hook is not in place";
+#ifdef CONFIG_NETFILTER_INGRESS
+	struct nf_hook_entries *e;
+	struct nf_hook_ops **ops;
+	unsigned int i;
+
+	rcu_read_lock();
+	e = rcu_dereference(ft->dev->nf_hooks_ingress);
+	ops = e ? nf_hook_entries_get_hook_ops(e) : NULL;
+	for (i = 0; e && i < e->num_hook_entries; i++) {
+		if (ops[i]->priv == ft->owner) {
+			why = NULL;
+			break;
+		}
+		if (!xdp_flow_nft_chain_bound(ft->dev, ops[i]->priv)) {
+			why = "xdp_flow: an ingress hook not offloaded runs before the flowtable";
+			break;
+		}
+	}
+	rcu_read_unlock();
+#endif
+	return why;
+}
+
+/*
+ * An offloaded chain that runs after a flowtable (a higher priority) would
+ * take in XDP what the flowtable holds in software (a flow not offered
+ * yet): the two are not offloaded on one device. Returns NULL, or why
+ * @dev cannot have a chain (@ft false) or flowtable of priority @prio.
+ * Caller holds xdp_flow_lock.
+ */
+static const char *xdp_flow_ft_conflict(const struct net_device *dev,
+					bool ft, int prio)
+{
+	struct xdp_flow_binding *b;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (b->dev != dev || (ft ? !b->nft : !b->ft))
+			continue;
+		if (ft ? b->prio >= prio : prio >= b->prio)
+			return "xdp_flow: an offloaded chain would run after the flowtable";
+	}
+	return NULL;
+}
+
+/* REPLACE, DESTROY and STATS of a flowtable's flows, one direction each. */
+static int xdp_flow_ft_cb(struct xdp_flow_binding *b,
+			  struct flow_cls_offload *f)
+{
+	const char *why;
+	int err;
+
+	/* Only REPLACE carries the flow; the others name it by cookie. */
+	if (f->command == FLOW_CLS_REPLACE && !xdp_flow_ft_mine(b, f))
+		return -EOPNOTSUPP;
+	mutex_lock(&xdp_flow_lock);
+	switch (f->command) {
+	case FLOW_CLS_REPLACE:
+		why = xdp_flow_ft_hooks_before(b);
+		if (why) {
+			err = -EOPNOTSUPP;
+			break;
+		}
+		err = xdp_flow_cls_replace(b, f);
+		why = f->common.extack ? f->common.extack->_msg : NULL;
+		break;
+	case FLOW_CLS_DESTROY:
+		err = xdp_flow_cls_destroy(b, f);
+		why = NULL;
+		break;
+	case FLOW_CLS_STATS:
+		err = xdp_flow_cls_stats(b, f, true);
+		why = NULL;
+		break;
+	default:
+		err = -EOPNOTSUPP;
+		why = NULL;
+	}
+	/* The datapath attaches in its own time: the flowtable forwards the
+	 * flow in software until then.
+	 */
+	xdp_flow_attach_due = false;
+	mutex_unlock(&xdp_flow_lock);
+	/* The flowtable keeps the flow in software and says nothing. */
+	if (err && f->command == FLOW_CLS_REPLACE)
+		pr_info_ratelimited("xdp_flow: %s: flowtable flow not offloaded (%d)%s%s\n",
+				    netdev_name(b->dev), err, why ? ": " : "",
+				    why ?: "");
+	return err;
+}
+
 static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 			     void *cb_priv)
 {
@@ -1368,6 +1565,8 @@ static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 
 	if (type != TC_SETUP_CLSFLOWER)
 		return -EOPNOTSUPP;
+	if (b->ft)
+		return xdp_flow_ft_cb(b, f);
 	if (b->nft && f->command == FLOW_CLS_STATS)
 		return xdp_flow_nft_stats(b, f);
 
@@ -1441,6 +1640,7 @@ static void xdp_flow_block_release(void *cb_priv)
  * (with a qdisc) or an nftables base chain (without one).
  */
 static struct flow_block *xdp_flow_bo_block(struct Qdisc *sch,
+					    enum tc_setup_type type,
 					    struct flow_block_offload *bo,
 					    void *data)
 {
@@ -1448,22 +1648,43 @@ static struct flow_block *xdp_flow_bo_block(struct Qdisc *sch,
 		return bo->block;
 	if (sch)
 		return &((struct tcf_block *)data)->flow_block;
+	if (type == TC_SETUP_FT)
+		return &((struct nf_flowtable *)data)->flow_block;
 	return &((struct nft_base_chain *)data)->flow_block;
 }
 
 static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
+			       enum tc_setup_type type,
 			       struct flow_block_offload *bo, void *data,
 			       void (*cleanup)(struct flow_block_cb *block_cb))
 {
-	struct flow_block *block = xdp_flow_bo_block(sch, bo, data);
+	struct flow_block *block = xdp_flow_bo_block(sch, type, bo, data);
+	bool ft = type == TC_SETUP_FT;
 	struct flow_block_cb *block_cb;
 	struct xdp_flow_binding *b;
+	const char *why = NULL;
+	int prio = 0;
 
+	/* nftables: the hook's priority, for the order of the two kinds */
+	if (ft)
+		prio = ((struct nf_flowtable *)data)->priority;
+	else if (!sch)
+		prio = ((struct nft_base_chain *)data)->ops.priority;
 	mutex_lock(&xdp_flow_lock);
 	b = xdp_flow_binding_find(dev, block);
+	if (ft && !xdp_flow_dev_find(dev->ifindex))
+		why = "xdp_flow: offload is not enabled on the device";
+	else if (!sch)
+		why = xdp_flow_ft_conflict(dev, ft, prio);
 	mutex_unlock(&xdp_flow_lock);
 	if (b)
 		return -EBUSY;
+	if (why) {
+		pr_info_ratelimited("xdp_flow: %s: nftables %s not offloaded: %s\n",
+				    netdev_name(dev),
+				    ft ? "flowtable" : "chain", why);
+		return -EOPNOTSUPP;
+	}
 
 	b = kzalloc_obj(*b, GFP_KERNEL);
 	if (!b)
@@ -1488,12 +1709,20 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	b->block = block;
 	INIT_LIST_HEAD(&b->entries);
 	INIT_LIST_HEAD(&b->places);
-	/* TC binds through a qdisc; nftables through a chain, without one. */
-	b->nft = !sch;
+	/* TC binds through a qdisc; nftables through a chain or a
+	 * flowtable, without one.
+	 */
+	b->nft = !sch && !ft;
+	b->ft = ft;
+	b->prio = prio;
+	if (ft)
+		b->owner = data;
+	else if (!sch)
+		b->owner = &((struct nft_base_chain *)data)->chain;
 	/* TC offers a driver that binds late no rule of the block. A TC
 	 * block without chains has none; anything else may.
 	 */
-	if (xdp_flow_registering)
+	if (xdp_flow_registering && !ft)
 		b->unseen_rules = b->nft || !list_empty(&((struct tcf_block *)data)->chain_list);
 
 	block_cb = flow_indr_block_cb_alloc(xdp_flow_block_cb, b, b,
@@ -1540,7 +1769,7 @@ static int xdp_flow_indr_cb(struct net_device *dev, struct Qdisc *sch,
 {
 	struct flow_block_offload *bo = type_data;
 
-	if (!dev || type != TC_SETUP_BLOCK)
+	if (!dev || (type != TC_SETUP_BLOCK && type != TC_SETUP_FT))
 		return -EOPNOTSUPP;
 	if (bo->binder_type != FLOW_BLOCK_BINDER_TYPE_CLSACT_INGRESS)
 		return -EOPNOTSUPP;
@@ -1551,7 +1780,7 @@ static int xdp_flow_indr_cb(struct net_device *dev, struct Qdisc *sch,
 	bo->unlocked_driver_cb = true;
 	switch (bo->command) {
 	case FLOW_BLOCK_BIND:
-		return xdp_flow_block_bind(dev, sch, bo, data, cleanup);
+		return xdp_flow_block_bind(dev, sch, type, bo, data, cleanup);
 	case FLOW_BLOCK_UNBIND:
 		return xdp_flow_block_unbind(dev, bo);
 	default:
@@ -1774,6 +2003,25 @@ static void xdp_flow_uninstall_all(int ifindex)
 }
 
 /*
+ * Offload was disabled on @ifindex: its flowtables' flows, out of XDP
+ * already, are forgotten. The flowtable forwards them in software and
+ * offers them again, which enabling the device answers. Caller holds
+ * xdp_flow_lock.
+ */
+static void xdp_flow_ft_forget(int ifindex)
+{
+	struct xdp_flow_entry *entry, *tmp;
+	struct xdp_flow_binding *b;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (b->ifindex != ifindex || !b->ft)
+			continue;
+		list_for_each_entry_safe(entry, tmp, &b->entries, list)
+			xdp_flow_entry_free(entry);
+	}
+}
+
+/*
  * Takes @xdev's shield out and gives its id back, or keeps the id for the
  * next helper to take out. Caller holds xdp_flow_lock, and @xdev is off
  * xdp_flow_devs or going.
@@ -1875,7 +2123,7 @@ static void xdp_flow_places_give(int ifindex)
 	struct xdp_flow_binding *b;
 
 	list_for_each_entry(b, &xdp_flow_bindings, list) {
-		if (b->ifindex != ifindex || b->nft)
+		if (b->ifindex != ifindex || b->nft || b->ft)
 			continue;
 		list_for_each_entry_safe(entry, tmp, &b->entries, list) {
 			if (entry->kind != XDP_FLOW_ENTRY_SOFTWARE ||
@@ -1918,11 +2166,11 @@ static void xdp_flow_reoffer(int ifindex, bool add)
 	/* TC's bindings go away only under rtnl. */
 	mutex_lock(&xdp_flow_lock);
 	list_for_each_entry(b, &xdp_flow_bindings, list)
-		n += b->ifindex == ifindex && !b->nft;
+		n += b->ifindex == ifindex && !b->nft && !b->ft;
 	bs = kcalloc(n ?: 1, sizeof(*bs), GFP_KERNEL);
 	n = 0;
 	list_for_each_entry(b, &xdp_flow_bindings, list)
-		if (bs && b->ifindex == ifindex && !b->nft)
+		if (bs && b->ifindex == ifindex && !b->nft && !b->ft)
 			bs[n++] = b;
 	mutex_unlock(&xdp_flow_lock);
 	if (!bs) {
@@ -2164,6 +2412,7 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 	/* The rules stay in TC: what XDP counted last must reach it too. */
 	xdp_flow_refresh_all(ifindex);
 	xdp_flow_uninstall_all(ifindex);
+	xdp_flow_ft_forget(ifindex);
 	xdp_flow_shield_free(xdev);
 	bits = xdev->peer_tx_off;
 	list_del(&xdev->list);

@@ -12,6 +12,8 @@
 #include <linux/if_ether.h>
 #include <linux/if_vlan.h>
 #include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <net/flow_offload.h>
@@ -889,6 +891,262 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 		return "xdp_flow: cannot offload rewrites that end in pass";
 	rule->nr_actions = fr->action.num_entries;
 	return NULL;
+}
+
+/* --- nftables flowtables (TC_SETUP_FT) --- */
+
+/*
+ * What a flowtable's offer rewrites, gathered from its pedit-style
+ * entries (net/netfilter/nf_flow_table_offload.c) before the XDP actions
+ * are made from it. @eth and @l4 hold the rewritten bytes, @eth_set and
+ * @l4_set which of them were written; @addr the addresses (IPv4 in word
+ * 0), @addr_set the words written, source then destination; @first which
+ * side (0 source, 1 destination) the offer rewrote first.
+ */
+struct xdp_flow_ft_edit {
+	u8 eth[12];
+	u16 eth_set;
+	u8 l4[4];
+	u8 l4_set;
+	__be32 addr[2][4];
+	u8 addr_set[2];
+	int first;
+};
+
+/* Applies one 32-bit pedit word to @buf (@len bytes) at @off: the bits of
+ * @mask are kept, the others take @val's; @set gets a bit per byte written.
+ */
+static const char *xdp_flow_ft_word(u8 *buf, unsigned int len, u32 off,
+				    u32 mask, u32 val, unsigned int *set)
+{
+	u8 m[4], v[4];
+	int i;
+
+	if (off > len - 4)
+		return "xdp_flow: flowtable rewrite out of its header";
+	memcpy(m, &mask, 4);
+	memcpy(v, &val, 4);
+	for (i = 0; i < 4; i++) {
+		if (m[i] == 0xff)
+			continue;
+		if (m[i])
+			return "xdp_flow: flowtable rewrite of part of a byte";
+		buf[off + i] = v[i];
+		*set |= 1u << (off + i);
+	}
+	return NULL;
+}
+
+static const char *xdp_flow_ft_mangle(const struct flow_action_entry *act,
+				      struct xdp_flow_ft_edit *e)
+{
+	unsigned int set = 0, side;
+	u32 off = act->mangle.offset;
+	const char *why;
+
+	switch (act->mangle.htype) {
+	case FLOW_ACT_MANGLE_HDR_TYPE_ETH:
+		why = xdp_flow_ft_word(e->eth, sizeof(e->eth), off,
+				       act->mangle.mask, act->mangle.val, &set);
+		e->eth_set |= set;
+		return why;
+	case FLOW_ACT_MANGLE_HDR_TYPE_TCP:
+	case FLOW_ACT_MANGLE_HDR_TYPE_UDP:
+		why = xdp_flow_ft_word(e->l4, sizeof(e->l4), off,
+				       act->mangle.mask, act->mangle.val, &set);
+		e->l4_set |= set;
+		return why;
+	case FLOW_ACT_MANGLE_HDR_TYPE_IP4:
+		if ((off != offsetof(struct iphdr, saddr) &&
+		     off != offsetof(struct iphdr, daddr)) || act->mangle.mask)
+			return "xdp_flow: flowtable rewrite of another IPv4 field than an address";
+		side = off == offsetof(struct iphdr, daddr);
+		e->addr[side][0] = (__force __be32)act->mangle.val;
+		e->addr_set[side] |= 1;
+		break;
+	case FLOW_ACT_MANGLE_HDR_TYPE_IP6:
+		if (off < offsetof(struct ipv6hdr, saddr) || off % 4 ||
+		    off >= offsetof(struct ipv6hdr, daddr) + 16 ||
+		    act->mangle.mask)
+			return "xdp_flow: flowtable rewrite of another IPv6 field than an address";
+		side = off >= offsetof(struct ipv6hdr, daddr);
+		off = (off - offsetof(struct ipv6hdr, saddr)) % 16 / 4;
+		e->addr[side][off] = (__force __be32)act->mangle.val;
+		e->addr_set[side] |= 1u << off;
+		break;
+	default:
+		return "xdp_flow: flowtable rewrite of an unknown header";
+	}
+	if (e->first < 0)
+		e->first = side;
+	return NULL;
+}
+
+/* The NAT actions of one side: its port, then its address, as
+ * nf_flow_nat_ip() and nf_flow_nat_ipv6() do them.
+ */
+static const char *xdp_flow_ft_nat(const struct xdp_flow_ft_edit *e,
+				   int side, bool v6, struct xdp_flow_rule *r)
+{
+	u8 port_bytes = side ? 0xc : 0x3;
+	struct xdp_flow_action *xa;
+
+	if ((e->l4_set & port_bytes) && (e->l4_set & port_bytes) != port_bytes)
+		return "xdp_flow: flowtable rewrite of part of a port";
+	if (!e->addr_set[side] && !(e->l4_set & port_bytes))
+		return NULL;
+	if (e->addr_set[side] != (v6 ? 0xf : 0x1))
+		return "xdp_flow: flowtable rewrite of part of an address";
+	if (r->nr_actions + 2 > XDP_FLOW_MAX_ACTIONS - 1)
+		return "xdp_flow: cannot offload a flowtable flow of this many rewrites";
+	if (e->l4_set & port_bytes) {
+		xa = &r->actions[r->nr_actions++];
+		xa->id = XDP_FLOW_ACTION_FT_PORTS;
+		xa->ft_ports.which = side ? XDP_FLOW_FT_DPORT : XDP_FLOW_FT_SPORT;
+		memcpy(side ? &xa->ft_ports.dst : &xa->ft_ports.src,
+		       e->l4 + (side ? 2 : 0), 2);
+	}
+	xa = &r->actions[r->nr_actions++];
+	xa->id = side ? XDP_FLOW_ACTION_FT_DST_ADDR : XDP_FLOW_ACTION_FT_SRC_ADDR;
+	memcpy(xa->ft_addr, e->addr[side], sizeof(xa->ft_addr));
+	return NULL;
+}
+
+/*
+ * The actions of a flowtable's offer: FT_ROUTE (with the MTU of the
+ * flow's route, @mtu, and the Ethernet addresses the offer sets), the NAT
+ * rewrites, the VLAN pops and pushes, the redirect. The offer's csum
+ * entry is what the NAT actions do incrementally, as the software path.
+ */
+static const char *xdp_flow_ft_actions(struct flow_rule *fr,
+				       const struct xdp_flow_target *t,
+				       u16 mtu, bool v6,
+				       struct xdp_flow_rule *r)
+{
+	struct xdp_flow_action vlan[XDP_FLOW_MAX_ACTIONS] = {};
+	struct xdp_flow_ft_edit e = { .first = -1 };
+	struct xdp_flow_action *route = &r->actions[0];
+	struct flow_action_entry *act;
+	struct net_device *out = NULL;
+	unsigned int nvlan = 0, i;
+	const char *why = NULL;
+	int k;
+
+	flow_action_for_each(k, act, &fr->action) {
+		switch (act->id) {
+		case FLOW_ACTION_MANGLE:
+			why = xdp_flow_ft_mangle(act, &e);
+			break;
+		case FLOW_ACTION_CSUM:
+			break;
+		case FLOW_ACTION_VLAN_POP:
+		case FLOW_ACTION_VLAN_PUSH:
+			if (nvlan == ARRAY_SIZE(vlan))
+				return "xdp_flow: too many VLAN actions in a flowtable flow";
+			if (act->id == FLOW_ACTION_VLAN_POP)
+				vlan[nvlan].id = XDP_FLOW_ACTION_VLAN_POP;
+			else
+				why = xdp_flow_vlan(act, r, &vlan[nvlan]);
+			nvlan++;
+			break;
+		case FLOW_ACTION_REDIRECT:
+			if (out)
+				return "xdp_flow: cannot offload a flowtable flow with two outputs";
+			out = act->dev;
+			break;
+		case FLOW_ACTION_PPPOE_PUSH:
+			return "xdp_flow: cannot offload PPPoE encapsulation of flowtable flows";
+		case FLOW_ACTION_TUNNEL_ENCAP:
+		case FLOW_ACTION_TUNNEL_DECAP:
+			return "xdp_flow: cannot offload tunnels of flowtable flows";
+		default:
+			return xdp_flow_action_msg(act->id);
+		}
+		if (why)
+			return why;
+	}
+	if (!out || !net_eq(dev_net(out), &init_net))
+		return "xdp_flow: flowtable flow without an output in the initial netns";
+	if (!t->tc_hook && !xdp_flow_can_xmit(out))
+		return "xdp_flow: redirect target takes no XDP frames";
+	if (e.eth_set != 0xfff)
+		return "xdp_flow: flowtable flow without both Ethernet addresses";
+	if (!mtu)
+		return "xdp_flow: flowtable flow without an MTU";
+
+	route->id = XDP_FLOW_ACTION_FT_ROUTE;
+	route->ft_route.mtu = mtu;
+	memcpy(route->ft_route.eth_dst, e.eth, ETH_ALEN);
+	memcpy(route->ft_route.eth_src, e.eth + ETH_ALEN, ETH_ALEN);
+	r->nr_actions = 1;
+	why = xdp_flow_ft_nat(&e, e.first == 1 ? 1 : 0, v6, r);
+	why = why ?: xdp_flow_ft_nat(&e, e.first == 1 ? 0 : 1, v6, r);
+	if (why)
+		return why;
+	if (r->nr_actions + nvlan + 1 > XDP_FLOW_MAX_ACTIONS)
+		return "xdp_flow: cannot offload a flowtable flow of this many rewrites";
+	for (i = 0; i < nvlan; i++)
+		r->actions[r->nr_actions++] = vlan[i];
+	r->actions[r->nr_actions].id = XDP_FLOW_ACTION_REDIRECT;
+	r->actions[r->nr_actions].ifindex = out->ifindex;
+	r->nr_actions++;
+	return NULL;
+}
+
+/**
+ * xdp_flow_translate_ft() - turn one direction of a flowtable's flow into
+ *	an XDP rule
+ * @f: the flowtable's FLOW_CLS_REPLACE request
+ * @t: the device it is offered on
+ * @mtu: the MTU of the flow's route in this direction
+ * @rule: filled in; id and order are the caller's
+ * @extack: where the reason for a refusal goes
+ *
+ * Return: as xdp_flow_translate(): 0, or -EOPNOTSUPP with @rule a
+ * software rule.
+ */
+int xdp_flow_translate_ft(struct flow_cls_offload *f,
+			  const struct xdp_flow_target *t, u16 mtu,
+			  struct xdp_flow_rule *rule,
+			  struct netlink_ext_ack *extack)
+{
+	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
+	u8 *k = (u8 *)&rule->key, *m = (u8 *)&rule->mask;
+	const char *why;
+	size_t i;
+
+	memset(&rule->key, 0, sizeof(rule->key));
+	memset(&rule->mask, 0, sizeof(rule->mask));
+	memset(rule->actions, 0, sizeof(rule->actions));
+	memset(&rule->l4_src_range, 0, sizeof(rule->l4_src_range));
+	memset(&rule->l4_dst_range, 0, sizeof(rule->l4_dst_range));
+	rule->flags = 0;
+	rule->nr_actions = 0;
+	rule->cookie = f->cookie;
+	rule->chain = 0;
+
+	/* The offer's protocol is ETH_P_ALL, in host order: any. */
+	why = xdp_flow_match(fr, htons(ETH_P_ALL), 0, t, &rule->key,
+			     &rule->mask);
+	if (!why && (rule->mask.n_proto != htons(0xffff) ||
+		     (rule->key.n_proto != htons(ETH_P_IP) &&
+		      rule->key.n_proto != htons(ETH_P_IPV6))))
+		why = "xdp_flow: flowtable flow of another protocol than IPv4 or IPv6";
+	if (!why)
+		why = xdp_flow_ft_actions(fr, t, mtu,
+					  rule->key.n_proto == htons(ETH_P_IPV6),
+					  rule);
+	for (i = 0; i < sizeof(rule->key); i++)
+		k[i] &= m[i];
+	if (!why)
+		return 0;
+
+	xdp_flow_set_msg(extack, why);
+	memset(rule->actions, 0, sizeof(rule->actions));
+	rule->flags = XDP_FLOW_RULE_F_SOFTWARE;
+	rule->nr_actions = 1;
+	rule->actions[0].id = XDP_FLOW_ACTION_PASS;
+	return -EOPNOTSUPP;
 }
 
 /**

@@ -94,6 +94,10 @@ struct xdp_flow_dev {
  * @unseen_rules: the block may hold rules the module was never offered
  *	(it existed before the module was loaded)
  * @nft: the block of an nftables netdev ingress chain, not TC's
+ * @ft: the block of an nftables flowtable (TC_SETUP_FT), not TC's
+ * @prio: nftables: the chain's or the flowtable's hook priority
+ * @owner: nftables: the base chain or the flowtable (compared, never
+ *	dereferenced: what its ingress hook has as priv)
  */
 struct xdp_flow_binding {
 	struct list_head list;
@@ -108,6 +112,9 @@ struct xdp_flow_binding {
 	u32 next_rank;
 	bool unseen_rules;
 	bool nft;
+	bool ft;
+	int prio;
+	void *owner;
 };
 
 /**
@@ -276,6 +283,10 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 		       const struct xdp_flow_target *t,
 		       struct xdp_flow_rule *rule,
 		       struct netlink_ext_ack *extack);
+int xdp_flow_translate_ft(struct flow_cls_offload *f,
+			  const struct xdp_flow_target *t, u16 mtu,
+			  struct xdp_flow_rule *rule,
+			  struct netlink_ext_ack *extack);
 
 /* genl.c */
 extern struct genl_family xdp_flow_genl_family;

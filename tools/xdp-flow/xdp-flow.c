@@ -1305,7 +1305,7 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	char name[IF_NAMESIZE + 16], why[256] = "";
 	const char *state, *reason;
 	uint32_t ifindex;
-	bool software, nft, waiting, in_flight;
+	bool software, nft, ft, waiting, in_flight;
 	uint64_t prio;
 
 	(void)arg;
@@ -1329,6 +1329,7 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	dev_name(ifindex, name, sizeof(name));
 	software = r.flags & XDP_FLOW_RULE_F_SOFTWARE;
 	nft = r.flags & XDP_FLOW_RULE_F_NFTABLES;
+	ft = r.flags & XDP_FLOW_RULE_F_FLOWTABLE;
 	waiting = attr_u32(tb, XDP_FLOW_ATTR_WAITING, 0);
 	in_flight = attr_u32(tb, XDP_FLOW_ATTR_IN_FLIGHT, 0);
 	state = waiting ? "waiting" : in_flight ? "in_flight" :
@@ -1338,7 +1339,7 @@ static int rule_handler(struct nlattr **tb, void *arg)
 	/* The module's messages start with its name, as TC prints them. */
 	reason = strncmp(why, "xdp_flow: ", 10) ? why : why + 10;
 	/* nftables rules come after TC's (see struct xdp_flow_rule). */
-	prio = (r.order >> 32) - (nft ? XDP_FLOW_ORDER_NFT_BASE : 0);
+	prio = (r.order >> 32) - (nft || ft ? XDP_FLOW_ORDER_NFT_BASE : 0);
 
 	if (json) {
 		char cookie[32];
@@ -1351,7 +1352,7 @@ static int rule_handler(struct nlattr **tb, void *arg)
 		if (r.id != UINT32_MAX)
 			jw_u64("id", r.id);
 		jw_u64("chain", r.chain);
-		jw_string("source", nft ? "nftables" : "tc");
+		jw_string("source", ft ? "flowtable" : nft ? "nftables" : "tc");
 		jw_u64("prio", prio);
 		jw_string("cookie", cookie);
 		jw_bool("software", software);
@@ -1366,7 +1367,9 @@ static int rule_handler(struct nlattr **tb, void *arg)
 		return 0;
 	}
 	printf("dev %s ", name);
-	if (nft)
+	if (ft)
+		printf("flowtable");
+	else if (nft)
 		printf("nftables");
 	else
 		printf("chain %u", r.chain);

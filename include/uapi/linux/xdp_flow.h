@@ -405,6 +405,10 @@ struct xdp_flow_port_range {
 						 * of max_rules, key and
 						 * mask the ifindex
 						 */
+#define XDP_FLOW_RULE_F_FLOWTABLE	0x8	/* one direction of a flow of
+						 * an nftables flowtable
+						 * (TC_SETUP_FT)
+						 */
 
 /* Added to an nftables chain's priority (1 .. 65535) in a rule's @order:
  * the netdev ingress hook runs after TC's, so its rules come after TC's.
