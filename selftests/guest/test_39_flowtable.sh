@@ -29,6 +29,7 @@ cleanup()
 {
 	nft delete table inet $T 2>/dev/null
 	xf_test_cleanup
+	conntrack -F >/dev/null 2>&1
 	rm -rf "$TMPD"
 }
 trap cleanup EXIT
