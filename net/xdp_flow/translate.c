@@ -893,6 +893,45 @@ static const char *xdp_flow_actions(struct flow_rule *fr,
 	return NULL;
 }
 
+/* Empties @rule for a translation of @f in @chain. */
+static void xdp_flow_rule_reset(struct xdp_flow_rule *rule,
+				struct flow_cls_offload *f, u32 chain)
+{
+	memset(&rule->key, 0, sizeof(rule->key));
+	memset(&rule->mask, 0, sizeof(rule->mask));
+	memset(rule->actions, 0, sizeof(rule->actions));
+	memset(&rule->l4_src_range, 0, sizeof(rule->l4_src_range));
+	memset(&rule->l4_dst_range, 0, sizeof(rule->l4_dst_range));
+	rule->flags = 0;
+	rule->nr_actions = 0;
+	rule->cookie = f->cookie;
+	rule->chain = chain;
+}
+
+/*
+ * Ends a translation: the key masked, and, when @why says what cannot be
+ * offloaded, @rule a software rule (a superset match, action pass) and
+ * @why in @extack. Returns 0 or -EOPNOTSUPP.
+ */
+static int xdp_flow_rule_finish(struct xdp_flow_rule *rule, const char *why,
+				struct netlink_ext_ack *extack)
+{
+	u8 *k = (u8 *)&rule->key, *m = (u8 *)&rule->mask;
+	size_t i;
+
+	for (i = 0; i < sizeof(rule->key); i++)
+		k[i] &= m[i];
+	if (!why)
+		return 0;
+
+	xdp_flow_set_msg(extack, why);
+	memset(rule->actions, 0, sizeof(rule->actions));
+	rule->flags = XDP_FLOW_RULE_F_SOFTWARE;
+	rule->nr_actions = 1;
+	rule->actions[0].id = XDP_FLOW_ACTION_PASS;
+	return -EOPNOTSUPP;
+}
+
 /* --- nftables flowtables (TC_SETUP_FT) --- */
 
 /*
@@ -1111,20 +1150,9 @@ int xdp_flow_translate_ft(struct flow_cls_offload *f,
 			  struct netlink_ext_ack *extack)
 {
 	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
-	u8 *k = (u8 *)&rule->key, *m = (u8 *)&rule->mask;
 	const char *why;
-	size_t i;
 
-	memset(&rule->key, 0, sizeof(rule->key));
-	memset(&rule->mask, 0, sizeof(rule->mask));
-	memset(rule->actions, 0, sizeof(rule->actions));
-	memset(&rule->l4_src_range, 0, sizeof(rule->l4_src_range));
-	memset(&rule->l4_dst_range, 0, sizeof(rule->l4_dst_range));
-	rule->flags = 0;
-	rule->nr_actions = 0;
-	rule->cookie = f->cookie;
-	rule->chain = 0;
-
+	xdp_flow_rule_reset(rule, f, 0);
 	/* The offer's protocol is ETH_P_ALL, in host order: any. */
 	why = xdp_flow_match(fr, htons(ETH_P_ALL), 0, t, &rule->key,
 			     &rule->mask);
@@ -1136,17 +1164,7 @@ int xdp_flow_translate_ft(struct flow_cls_offload *f,
 		why = xdp_flow_ft_actions(fr, t, mtu,
 					  rule->key.n_proto == htons(ETH_P_IPV6),
 					  rule);
-	for (i = 0; i < sizeof(rule->key); i++)
-		k[i] &= m[i];
-	if (!why)
-		return 0;
-
-	xdp_flow_set_msg(extack, why);
-	memset(rule->actions, 0, sizeof(rule->actions));
-	rule->flags = XDP_FLOW_RULE_F_SOFTWARE;
-	rule->nr_actions = 1;
-	rule->actions[0].id = XDP_FLOW_ACTION_PASS;
-	return -EOPNOTSUPP;
+	return xdp_flow_rule_finish(rule, why, extack);
 }
 
 /**
@@ -1168,21 +1186,9 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 		       struct netlink_ext_ack *extack)
 {
 	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
-	u8 *k = (u8 *)&rule->key, *m = (u8 *)&rule->mask;
 	const char *why;
-	size_t i;
 
-	memset(&rule->key, 0, sizeof(rule->key));
-	memset(&rule->mask, 0, sizeof(rule->mask));
-	memset(rule->actions, 0, sizeof(rule->actions));
-	rule->flags = 0;
-	rule->nr_actions = 0;
-	rule->cookie = f->cookie;
-	rule->chain = f->common.chain_index;
-
-	memset(&rule->l4_src_range, 0, sizeof(rule->l4_src_range));
-	memset(&rule->l4_dst_range, 0, sizeof(rule->l4_dst_range));
-
+	xdp_flow_rule_reset(rule, f, f->common.chain_index);
 	why = xdp_flow_match(fr, f->common.protocol, f->common.chain_index, t,
 			     &rule->key, &rule->mask);
 	if (fr->match.dissector->used_keys &
@@ -1193,17 +1199,5 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 	}
 	if (!why)
 		why = xdp_flow_actions(fr, t, rule, extack);
-
-	for (i = 0; i < sizeof(rule->key); i++)
-		k[i] &= m[i];
-
-	if (!why)
-		return 0;
-
-	xdp_flow_set_msg(extack, why);
-	memset(rule->actions, 0, sizeof(rule->actions));
-	rule->flags = XDP_FLOW_RULE_F_SOFTWARE;
-	rule->nr_actions = 1;
-	rule->actions[0].id = XDP_FLOW_ACTION_PASS;
-	return -EOPNOTSUPP;
+	return xdp_flow_rule_finish(rule, why, extack);
 }
