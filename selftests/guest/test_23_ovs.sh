@@ -232,14 +232,14 @@ offloaded_flows_check()
 	# the flow in place first: packets before it go up to ovs-vswitchd
 	ping_ok xfoa 10.10.0.3 2
 	check_err $? "ping xfoa -> 10.10.0.3 failed"
-	f0=$(wait_value 1 10 flow_packets "in_port\(xfp1\).*eth_type\(0x0800\)")
+	f0=$(wait_value 1 $((10 * XF_PACE)) flow_packets "in_port\(xfp1\).*eth_type\(0x0800\)")
 	check_err $? "no offloaded xfp1 IPv4 flow counted a packet"
 	f0=$(flow_packets "in_port\(xfp1\).*eth_type\(0x0800\)")
 	x0=$(xf_packets xfp1 ipv4)
 	ping_ok xfoa 10.10.0.3 $N
 	check_err $? "ping xfoa -> 10.10.0.3 failed"
 	# OVS reads the counters from TC, TC from xdp_flow: wait for a read
-	f1=$(wait_value $((f0 + N)) 10 flow_packets "in_port\(xfp1\).*eth_type\(0x0800\)")
+	f1=$(wait_value $((f0 + N)) $((10 * XF_PACE)) flow_packets "in_port\(xfp1\).*eth_type\(0x0800\)")
 	x1=$(xf_packets xfp1 ipv4)
 	[ "$f1" = $((f0 + N)) ]
 	check_err $? "the offloaded xfp1 IPv4 flows counted $((f1 - f0)) packets, not $N"
