@@ -221,17 +221,26 @@ static struct frame arp(__u16 op, const char *sip, const char *tip)
 
 /* --- rules --- */
 
+/* The rule of the test driver's text @fmt, formatted with @ap. */
+static int parse_rule(struct xdp_flow_rule *r, char *msg, size_t len,
+		      const char *fmt, va_list ap)
+{
+	char args[512];
+
+	vsnprintf(args, sizeof(args), fmt, ap);
+	return driver_parse_rule(args, r, msg, len);
+}
+
 static int add(const char *fmt, ...)
 {
 	struct xdp_flow_rule r;
-	char args[512], msg[UMH_MSG_LEN] = "";
+	char msg[UMH_MSG_LEN] = "";
 	va_list ap;
 	int err;
 
 	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
+	err = parse_rule(&r, msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	err = driver_parse_rule(args, &r, msg, sizeof(msg));
 	if (!err)
 		err = table_rule_add(tbl, &r, msg, sizeof(msg));
 	if (err == -EINVAL || err == -ENOSPC || err == -E2BIG)
@@ -1747,15 +1756,14 @@ static int run_out(const struct frame *f, struct frame *out)
 static int add_ft(const struct xdp_flow_action *ft, unsigned int n,
 		  const char *fmt, ...)
 {
-	char args[512], msg[UMH_MSG_LEN] = "";
+	char msg[UMH_MSG_LEN] = "";
 	struct xdp_flow_rule r;
 	va_list ap;
 	int err;
 
 	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
+	err = parse_rule(&r, msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	err = driver_parse_rule(args, &r, msg, sizeof(msg));
 	if (err || r.nr_actions != 1 || n + 1 > XDP_FLOW_MAX_ACTIONS) {
 		fail("add_ft %s: %s", fmt, msg);
 		return -EINVAL;
