@@ -377,8 +377,10 @@ static __always_inline int parse_l4(void *l4, void *end, void *data_end,
 	return PARSE_OK;
 }
 
-/* Words 3 to 9 for IPv4; @w3 holds the inner VLAN tag. */
-static __always_inline int parse_ipv4(void *nh, void *data_end,
+/* Words 3 to 9 for IPv4; @w3 holds the inner VLAN tag, @avail the bytes
+ * of the frame from @nh on (past @data_end too in a nonlinear skb).
+ */
+static __always_inline int parse_ipv4(void *nh, void *data_end, __u32 avail,
 				      xdp_flow_word *kw, __u64 w3)
 {
 	struct iphdr *iph = nh;
@@ -392,7 +394,7 @@ static __always_inline int parse_ipv4(void *nh, void *data_end,
 		return XDP_PASS;
 	hlen = iph->ihl * 4;
 	tot_len = pkt_len16(iph->tot_len);
-	if (nh + hlen > data_end || tot_len < hlen || nh + tot_len > data_end)
+	if (nh + hlen > data_end || tot_len < hlen || tot_len > avail)
 		return XDP_PASS;
 
 	w3 |= KEY_AT(iph->protocol, ip_proto, 1) |
@@ -430,8 +432,8 @@ static __always_inline int ipv6_is_ext_hdr(__u8 nexthdr)
 	return 0;
 }
 
-/* Words 3 to 9 for IPv6; @w3 holds the inner VLAN tag. */
-static __always_inline int parse_ipv6(void *nh, void *data_end,
+/* Words 3 to 9 for IPv6; @w3 and @avail as for parse_ipv4(). */
+static __always_inline int parse_ipv6(void *nh, void *data_end, __u32 avail,
 				      xdp_flow_word *kw, __u64 w3)
 {
 	struct ipv6hdr *ip6h = nh;
@@ -443,9 +445,9 @@ static __always_inline int parse_ipv6(void *nh, void *data_end,
 		return XDP_PASS;
 	if (ip6h->version != 6)
 		return XDP_PASS;
-	end = (void *)(ip6h + 1) + pkt_len16(ip6h->payload_len);
-	if (end > data_end)
+	if (pkt_len16(ip6h->payload_len) > avail - sizeof(*ip6h))
 		return XDP_PASS;
+	end = (void *)(ip6h + 1) + pkt_len16(ip6h->payload_len);
 	if (ipv6_is_ext_hdr(ip6h->nexthdr))
 		return XDP_PASS;
 
@@ -505,6 +507,7 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 	struct ethhdr *eth = data;
 	struct vlan_tag *vt;
 	__u64 w2, w3 = 0;
+	__u32 off = ETH_HLEN;	/* of nh in the frame */
 	__be16 proto;
 	void *nh;
 
@@ -529,6 +532,7 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 		     KEY_AT(vt->tci & ~bpf_htons(VLAN_DEI), vlan_tci, 2);
 		proto = vt->encap_proto;
 		nh = vt + 1;
+		off += sizeof(*vt);
 		/* ...and without the outer tag, popped into skb metadata. */
 		*tc_len -= sizeof(*vt);
 	}
@@ -540,6 +544,7 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 		w3 = KEY_AT(vt->tci & ~bpf_htons(VLAN_DEI), cvlan_tci, 2);
 		proto = vt->encap_proto;
 		nh = vt + 1;
+		off += sizeof(*vt);
 		if (is_vlan(proto))
 			return XDP_PASS;
 	}
@@ -547,9 +552,9 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 
 	switch (proto) {
 	case bpf_htons(ETH_P_IP):
-		return parse_ipv4(nh, data_end, kw, w3);
+		return parse_ipv4(nh, data_end, len - off, kw, w3);
 	case bpf_htons(ETH_P_IPV6):
-		return parse_ipv6(nh, data_end, kw, w3);
+		return parse_ipv6(nh, data_end, len - off, kw, w3);
 	case bpf_htons(ETH_P_ARP):
 		return parse_arp(nh, data_end, kw, w3);
 	}
@@ -964,7 +969,7 @@ static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key,
 	return best;
 }
 
-static __always_inline void count(__u32 rule_id, __u64 bytes)
+static __always_inline void count(__u32 rule_id, __u32 packets, __u64 bytes)
 {
 	__u32 chunk = rule_id / XDP_FLOW_COUNTER_CHUNK;
 	__u32 idx = rule_id % XDP_FLOW_COUNTER_CHUNK;
@@ -979,7 +984,7 @@ static __always_inline void count(__u32 rule_id, __u64 bytes)
 	if (!c)
 		return;
 	/* Per-CPU and XDP runs with bottom halves off: no atomics needed. */
-	c->packets++;
+	c->packets += packets;
 	c->bytes += bytes;
 	/* TC keeps jiffies too; the verifier makes this one load. Odd, so
 	 * that 0 still means never.
@@ -1954,9 +1959,11 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 	return XDP_PASS;
 }
 
-/* Counts a frame of @tc_len bytes (as TC counts it) that @v handled. */
+/* Counts a frame of @tc_len bytes (as TC counts it) that @v handled: as
+ * @packets packets (a GSO skb's segments, as TC counts them).
+ */
 static __always_inline void flow_count(const struct flow_verdict *v,
-				       __u64 tc_len)
+				       __u32 packets, __u64 tc_len)
 {
 #ifndef XDP_FLOW_MUTANT_count_path
 	__u32 n;
@@ -1964,10 +1971,10 @@ static __always_inline void flow_count(const struct flow_verdict *v,
 	for (n = 0; n < XDP_FLOW_MAX_GOTOS; n++) {
 		if (n >= v->hops)
 			break;
-		count(v->path[n], tc_len);
+		count(v->path[n], packets, tc_len);
 	}
 #endif
-	count(v->rule_id, tc_len);
+	count(v->rule_id, packets, tc_len);
 }
 
 SEC("xdp")
@@ -1999,7 +2006,7 @@ int xdp_flow(struct xdp_md *ctx)
 		if (err < 0)
 			return XDP_ABORTED;
 	}
-	flow_count(&v, tc_len);
+	flow_count(&v, 1, tc_len);
 	return ret == XDP_DROP ? XDP_DROP : bpf_redirect(v.ifindex, 0);
 }
 
@@ -2287,7 +2294,7 @@ int xdp_flow_tc(struct __sk_buff *skb)
 		if (err < 0)
 			return TC_ACT_SHOT;
 	}
-	flow_count(&v, tc_len);
+	flow_count(&v, skb->gso_segs ?: 1, tc_len);
 	return ret == XDP_DROP ? TC_ACT_SHOT : tc_redirect(skb, v.ifindex);
 }
 
