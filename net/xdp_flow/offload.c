@@ -42,8 +42,6 @@ static DEFINE_IDA(xdp_flow_ids);
 static unsigned int xdp_flow_id_next;
 /* Rule ids taken, shields' included (xdp-flow status). */
 static atomic_t xdp_flow_ids_used = ATOMIC_INIT(0);
-/* Set while flow_indr_dev_register() binds the blocks that already exist. */
-static bool xdp_flow_registering;
 
 struct xdp_flow_dev *xdp_flow_dev_find(int ifindex)
 {
@@ -1088,7 +1086,7 @@ static int xdp_flow_ft_same(struct xdp_flow_entry *entry,
 	struct xdp_flow_rule *rule;
 	int err, same;
 
-	rule = kmalloc(sizeof(*rule), GFP_KERNEL);
+	rule = kmalloc_obj(*rule, GFP_KERNEL);
 	if (!rule)
 		return 1;
 	xdp_flow_target_of(entry->binding, xdev, &target);
@@ -1719,11 +1717,12 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 		b->owner = data;
 	else if (!sch)
 		b->owner = &((struct nft_base_chain *)data)->chain;
-	/* TC offers a driver that binds late no rule of the block. A TC
-	 * block without chains has none; anything else may.
+	/* TC offers a driver that binds late (flow_indr_dev_register(): no
+	 * cb_list_head) no rule of the block. A block without chains has
+	 * none; anything else may.
 	 */
-	if (xdp_flow_registering && !ft)
-		b->unseen_rules = b->nft || !list_empty(&((struct tcf_block *)data)->chain_list);
+	if (sch && !bo->cb_list_head)
+		b->unseen_rules = !list_empty(&((struct tcf_block *)data)->chain_list);
 
 	block_cb = flow_indr_block_cb_alloc(xdp_flow_block_cb, b, b,
 					    xdp_flow_block_release, bo, dev,
@@ -1770,6 +1769,17 @@ static int xdp_flow_indr_cb(struct net_device *dev, struct Qdisc *sch,
 	struct flow_block_offload *bo = type_data;
 
 	if (!dev || (type != TC_SETUP_BLOCK && type != TC_SETUP_FT))
+		return -EOPNOTSUPP;
+	/*
+	 * flow_indr_dev_register() offers a driver that registers every
+	 * block bound before, in a flow_block_offload of its own (no
+	 * cb_list_head). nftables leaves the entry of a device whose bind
+	 * failed there, and frees the device and the chain or flowtable it
+	 * names while the entry stays: take none of nftables' (no device is
+	 * enabled yet for a flowtable, and a chain's rules are never offered
+	 * again), and touch nothing they point to.
+	 */
+	if (!sch && !bo->cb_list_head)
 		return -EOPNOTSUPP;
 	if (bo->binder_type != FLOW_BLOCK_BINDER_TYPE_CLSACT_INGRESS)
 		return -EOPNOTSUPP;
@@ -2665,9 +2675,7 @@ int xdp_flow_offload_init(void)
 	err = register_netdevice_notifier(&xdp_flow_netdev_nb);
 	if (err)
 		goto err_place_cache;
-	xdp_flow_registering = true;
 	err = flow_indr_dev_register(xdp_flow_indr_cb, NULL);
-	xdp_flow_registering = false;
 	if (err)
 		goto err_notifier;
 	return 0;
