@@ -215,15 +215,16 @@ xf_wait_helper()
 # xf_topology_cleanup: remove the standard scene (quietly, idempotent).
 xf_topology_cleanup()
 {
-	local ns dev
-
-	for ns in xfa xfb xfc; do
-		ip netns del "$ns" 2>/dev/null
-	done
-	# deleting the namespaces deletes the peers, and so the pairs; be sure
-	for dev in xfv0 xfv1 xfv2; do
-		ip link del dev "$dev" 2>/dev/null
-	done
+	# One ip (-force: on past what is not there). Deleting the namespaces
+	# deletes the peers, and so the pairs; be sure.
+	ip -force -batch - >/dev/null 2>&1 <<EOF
+netns del xfa
+netns del xfb
+netns del xfc
+link del dev xfv0
+link del dev xfv1
+link del dev xfv2
+EOF
 	return 0
 }
 
@@ -327,27 +328,36 @@ xf_settle_rules()
 	"$XF_CLI" wait >/dev/null
 }
 
-# send_udp <ns> <dst> <count> [dport] [payload_bytes] [sport]: send exactly
-# <count> UDP datagrams from namespace <ns> ("" = root) to <dst> (IPv4 or
-# IPv6), from one socket (one 5-tuple), unconnected so that ICMP errors
-# coming back never stop the sending. Defaults: dport 9, 18 bytes of
-# payload (a 64-byte frame with IPv4), an ephemeral source port.
+# send_udp <ns> <dst> <count> [dport] [payload_bytes] [sport] [ttl] [nodf]:
+# send exactly <count> UDP datagrams from namespace <ns> ("" = root) to
+# <dst> (IPv4 or IPv6), from one socket (one 5-tuple), unconnected so that
+# ICMP errors coming back never stop the sending. Defaults: dport 9, 18
+# bytes of payload (a 64-byte frame with IPv4), an ephemeral source port,
+# the system's TTL (or hop limit); "nodf": IPv4 without DF, fragmented by
+# the sender or a router where the path's MTU is smaller.
 # Fails if any datagram could not be sent.
 send_udp()
 {
 	local ns=$1 dst=$2 count=$3 dport=${4:-9} size=${5:-18} sport=${6:-0}
+	local ttl=${7:-0} nodf=${8:-}
 	local -a pre=()
 
 	[ -n "$ns" ] && pre=(ip netns exec "$ns")
 	xf_settle_rules || return 1
 	"${pre[@]}" "$XF_PYTHON" -c '
 import socket, sys, time
-dst, count, dport, size, sport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+dst, count, dport, size, sport, ttl = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
 s = socket.socket(fam, socket.SOCK_DGRAM)
 if sport:
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("::" if fam == socket.AF_INET6 else "0.0.0.0", sport))
+if ttl and fam == socket.AF_INET6:
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_UNICAST_HOPS, ttl)
+elif ttl:
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, ttl)
+if sys.argv[7] == "nodf":
+    s.setsockopt(socket.IPPROTO_IP, 10, 0)  # IP_MTU_DISCOVER: IP_PMTUDISC_DONT
 data = b"x" * size
 for i in range(count):
     if s.sendto(data, (dst, dport)) != size:
@@ -355,5 +365,5 @@ for i in range(count):
     # let the receive side (backlog, NAPI) keep up: no drops from bursts
     if i % 64 == 63:
         time.sleep(0.001)
-' "$dst" "$count" "$dport" "$size" "$sport"
+' "$dst" "$count" "$dport" "$size" "$sport" "$ttl" "$nodf"
 }
