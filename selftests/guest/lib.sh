@@ -74,19 +74,19 @@ XF_MAC_VETH_C=02:0f:00:00:03:01
 # A run of several kernels shares the robustness loops out between them
 # (XF_SHARE="k/N" from selftests/run.sh: this is kernel k of N, from 0):
 # every kernel runs every kind of test, and a run of any number of kernels
-# does about what a run of two did. Alone, a kernel runs everything.
+# does what one kernel alone does. Alone, a kernel runs everything.
 
-# xf_share <count>: this kernel's part of a loop of <count> rounds (at
-# least 1): all of it with up to 2 kernels, 2 / N of it with N.
+# xf_share <count>: this kernel's part of a loop of <count> rounds: 1 / N
+# of it, at least 1.
 xf_share()
 {
 	local n=${XF_SHARE:-}
 
 	n=${n#*/}
-	if [[ ! "$n" =~ ^[0-9]+$ ]] || [ "$n" -le 2 ]; then
+	if [[ ! "$n" =~ ^[0-9]+$ ]] || [ "$n" -le 1 ]; then
 		echo "$1"
 	else
-		echo $(((2 * $1 + n - 1) / n))
+		echo $((($1 + n - 1) / n))
 	fi
 }
 

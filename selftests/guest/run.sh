@@ -99,10 +99,12 @@ n_fail=0
 n_skip=0
 
 # Pass a test's output through; prefix its result lines with its name and
-# count them. Prints "<ok> <fail> <skip>" to fd 3.
+# count them. Prints "<ok> <fail> <skip>" to fd 3. In progress.txt each
+# result line starts with the seconds since the test started: where a
+# test spends its time.
 relay()
 {
-	local name=$1 line ok=0 fail=0 skip=0
+	local name=$1 line ok=0 fail=0 skip=0 t0=$SECONDS
 
 	while IFS= read -r line; do
 		case $line in
@@ -117,7 +119,9 @@ relay()
 			line="ok - $name: ${line#ok - }" ;;
 		esac
 		printf '%s\n' "$line"
-		case $line in *"ok - "*) printf '%s\n' "$line" >&4 ;; esac
+		case $line in
+		*"ok - "*) printf '[%3d s] %s\n' $((SECONDS - t0)) "$line" >&4 ;;
+		esac
 	done
 	echo "$ok $fail $skip" >&3
 }
@@ -186,12 +190,15 @@ for entry in "${tests[@]}"; do
 	(sleep $((test_timeout > 60 ? test_timeout - 30 : test_timeout)) &&
 		hang_report "$name") 3>&- 4>&- &
 	watchdog=$!
-	# The differential cases are shared out like the loops (xf_share):
-	# with three kernels each runs the first 2/3 of them.
-	cases=${XF_DIFF_CASES:-$(xf_share 200)}
+	# The differential cases: 200, the first 134 with three kernels (each
+	# the same: test_21's control takes them, and its mutants need up to
+	# about 150).
+	cases=$(xf_share 400)
+	cases=${XF_DIFF_CASES:-$((cases < 200 ? cases : 200))}
+	first=${XF_DIFF_FIRST:-0}
 	# The second pass runs a quarter of the differential cases.
 	[ $hook = auto ] || cases=$((cases / 4))
-	XF_HOOK=$hook XF_DIFF_CASES=$cases \
+	XF_HOOK=$hook XF_DIFF_CASES=$cases XF_DIFF_FIRST=$first \
 		timeout -k 10 "$test_timeout" bash "$t" </dev/null 2>&1 3>&- 4>&- |
 		relay "$name" 3>"$cnt"
 	rc=${PIPESTATUS[0]}

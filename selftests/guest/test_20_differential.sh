@@ -17,13 +17,15 @@
 #    software.
 # The floors are what the vocabulary reaches with each hook, less a margin.
 #
-# Env: XF_DIFF_CASES (default 200), XF_DIFF_SEED (default 1),
+# Env: XF_DIFF_CASES (default 200), XF_DIFF_FIRST (the first case's
+#      number, default 0), XF_DIFF_SEED (default 1),
 #      XF_DIFF_LANES (default 8), XF_DIFF_MIN_HW, XF_DIFF_MIN_XDP
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 CASES=${XF_DIFF_CASES:-200}
+FIRST=${XF_DIFF_FIRST:-0}
 SEED=${XF_DIFF_SEED:-1}
 LANES=${XF_DIFF_LANES:-8}
 
@@ -33,13 +35,13 @@ diff_setup "$LANES" "module, helper" || exit 1
 hook=$(xf_dev_hook xda0)
 
 RET=0
-diff_run "$hook" --seed "$SEED" --cases "$CASES" --progress 50
+diff_run "$hook" --seed "$SEED" --first "$FIRST" --cases "$CASES" --progress 50
 rc=$?
 check_err $rc "the differential run failed: $DIFF_LAST"
 # test_21 takes this run as the control of its mutants (same build, seed,
 # vocabulary and hook) when it covers their cases.
-[ $rc -eq 0 ] && echo "$SEED $hook $CASES" >"$DIFF_CONTROL"
-log_test "$CASES cases (seed $SEED, hook $XF_HOOK: $hook): $DIFF_LAST"
+[ $rc -eq 0 ] && echo "$SEED $hook $CASES $FIRST" >"$DIFF_CONTROL"
+log_test "$CASES cases from case $FIRST (seed $SEED, hook $XF_HOOK: $hook): $DIFF_LAST"
 
 # The sinks carry addresses the frames use (difftest.py), so on the tc hook
 # a redirect of a frame to its sink's address enters the sink with

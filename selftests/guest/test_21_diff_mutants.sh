@@ -66,8 +66,9 @@ done
 # $needed - 1, the first $covered of which test_20 ran in this boot.
 RET=0
 covered=0
-read -r c_seed c_hook c_cases 2>/dev/null <"$DIFF_CONTROL"
-if [ "${c_seed:-}" = "$SEED" ] && [ "${c_hook:-}" = "$hook" ]; then
+read -r c_seed c_hook c_cases c_first 2>/dev/null <"$DIFF_CONTROL"
+if [ "${c_seed:-}" = "$SEED" ] && [ "${c_hook:-}" = "$hook" ] &&
+   [ "${c_first:-0}" = 0 ]; then
 	covered=${c_cases:-0}
 fi
 if [ "$covered" -ge "$needed" ]; then

@@ -18,7 +18,10 @@
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
-CASES=${XF_FULL_CASES:-$(xf_share 30)}
+# 30, 20 each with three kernels (the same first 20: the floors below
+# are tuned on them)
+CASES=$(xf_share 60)
+CASES=${XF_FULL_CASES:-$((CASES < 30 ? CASES : 30))}
 SEED=${XF_DIFF_SEED:-1}
 LANES=${XF_FULL_LANES:-4}
 
