@@ -19,7 +19,7 @@ xf_err()
 
 # xf_nsexec <ns|""> cmd...: run in a namespace, or in the root one. ip
 # and tc enter it themselves (-n): every process costs a lot in an
-# emulated guest (about 0.2 s), and ip netns exec is one more.
+# emulated guest, and ip netns exec is one more.
 xf_nsexec()
 {
 	local ns=$1 cmd

@@ -27,7 +27,7 @@ MODDIR=$(readlink -f "$MODLINK")
 cleanup()
 {
 	xf_test_cleanup
-	[ "$(readlink "$MODLINK")" = "$MODDIR" ] || ln -sfn "$MODDIR" "$MODLINK"
+	ln -sfn "$MODDIR" "$MODLINK"
 	mountpoint -q "$W" && umount "$W"
 	rm -rf "$W"
 }
