@@ -437,8 +437,9 @@ per_packet_bytes()
 # A test's own reader (fn:) is called only through these: shellcheck then
 # takes it for unreachable code (SC2317).
 
-# How long counters_expect waits for the counters to get there (s).
-XF_EXPECT_WAIT=${XF_EXPECT_WAIT:-5}
+# How long counters_expect waits for the counters to get there (s; on a
+# slow kernel, XF_PACE times as long).
+XF_EXPECT_WAIT=${XF_EXPECT_WAIT:-$((5 * ${XF_PACE:-1}))}
 
 # The checks of the last counters_snap, and the values it read (by spec).
 XF_CNT_CHECKS=()
@@ -710,12 +711,21 @@ diff_reload()
 
 # diff_enable_lanes <lanes>: offload enabled on the A device of each lane,
 # each with a fresh clsact (a module is offered no rule of a block bound
-# before it loaded; difftest.py makes a new one per batch anyway).
+# before it loaded; difftest.py makes a new one per batch anyway). Where
+# the kernel has flow-offload-xdp, a device keeps the feature on across a
+# module reload and the module enables it again as it loads (switch
+# flow-offload-xdp): disabled first, so that each lane starts afresh with
+# the tests' hook.
 diff_enable_lanes()
 {
-	local i
+	local i on
 
+	on=" $(xf_status_get '.devices[].dev' | tr '\n' ' ') "
 	for ((i = 0; i < $1; i++)); do
+		if [[ "$on" == *" xda$i "* ]]; then
+			"$XF_CLI" disable dev "xda$i" ||
+				{ xf_err "cannot disable xda$i"; return 1; }
+		fi
 		tc qdisc del dev "xda$i" clsact 2>/dev/null
 		xf_enable_dev "xda$i" && wait_dev_attached "xda$i" 20 &&
 			tc qdisc add dev "xda$i" clsact ||

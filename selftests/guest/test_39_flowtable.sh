@@ -27,107 +27,33 @@
 #     out of XDP; unloading the module while a flowtable is bound works
 #     and leaves the flowtable to the kernel; loading it again leaves the
 #     entries a failed bind left in the kernel (freed device, freed
-#     flowtable) alone.
+#     flowtable) alone;
+#   - the order of the hooks: a flowtable is refused on a device where an
+#     offloaded chain runs after it; a chain not offloaded before it keeps
+#     the flows in software until it goes.
 # Before xdp_flow is enabled on a device, the flowtable cannot be created
 # there with flags offload (no driver takes it), as without xdp_flow.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
+source "$XF_ROOT/selftests/guest/flowtable_lib.sh"
 
 N=40
-T=xfft
-UDP_TIMEOUT=net.netfilter.nf_flowtable_udp_timeout
+T=$FT_TABLE
+UDP_TIMEOUT=$FT_UDP_TIMEOUT
 
-TMPD=$(mktemp -d /tmp/xf-ft.XXXXXX)
+TMPD=$FT_TMPD
 saved_timeout=
 
 cleanup()
 {
-	nft delete table inet $T 2>/dev/null
 	[ -n "$saved_timeout" ] && sysctl -qw "$UDP_TIMEOUT=$saved_timeout"
-	xf_test_cleanup
-	conntrack -F >/dev/null 2>&1
-	rm -rf "$TMPD"
+	ft_cleanup
 }
 trap cleanup EXIT
 
-require_cmd nft
-require_cmd conntrack
-require_cmd nstat
+ft_require
 xf_test_setup || exit 1
-
-# ft_rules <dev> [jq condition]: the flowtable rules xdp-flow show lists
-# on <dev> in XDP (those that meet the condition).
-ft_rules()
-{
-	timeout 20 "$XF_CLI" -j show dev "$1" |
-		jq "[.[] | select(.source == \"flowtable\" and (.software | not)) |
-		     select(${2:-true})] | length"
-}
-
-# ft_packets <dev> <ip_proto> [packets|bytes] [jq condition]: what XDP
-# counted for the flowtable's rules of that protocol on <dev> (those that
-# meet the condition on the rule, such as '.key.src_port == 4000').
-ft_packets()
-{
-	timeout 20 "$XF_CLI" -j show dev "$1" |
-		jq "[.[] | select(.source == \"flowtable\" and .key.ip_proto == \"$2\") |
-		     select(${4:-true}) | .stats.${3:-packets}] | add // 0"
-}
-
-# ct_offloaded <proto>: conntrack entries of that protocol marked HW_OFFLOAD.
-ct_offloaded()
-{
-	conntrack -L -p "$1" 2>/dev/null | grep -c "HW_OFFLOAD"
-}
-
-# snmp <ns> <counter>: a counter of nstat's in namespace <ns> ("" = root).
-snmp()
-{
-	local -a pre=()
-
-	[ -n "$1" ] && pre=(ip netns exec "$1")
-	"${pre[@]}" nstat -asz "$2" |
-		awk -v k="$2" '$1 == k { print $2; f = 1 } END { exit !f }'
-}
-
-# csum_offload <on|off>: the clients' transmit checksum offload. Off, the
-# senders compute every transport checksum and the receivers verify it
-# (a veth passes CHECKSUM_PARTIAL on, and nothing checks it).
-csum_offload()
-{
-	ip netns exec xfa ethtool -K veth_a tx "$1" >/dev/null &&
-	ip netns exec xfb ethtool -K veth_b tx "$1" >/dev/null
-}
-
-flowtable()
-{
-	nft -f - <<EOF
-table inet $T {
-	flowtable f {
-		hook ingress priority 0; devices = { xfv0, xfv1 }; flags offload;
-	}
-	chain forwarding {
-		type filter hook forward priority 0; policy accept;
-		meta l4proto { tcp, udp } flow add @f
-	}
-	chain masq {
-		type nat hook postrouting priority 100; policy accept;
-		oifname "xfv1" masquerade
-	}
-}
-EOF
-}
-
-# udp_flow <sport> <dport> <dst> <back-dst>: a UDP connection from xfa's
-# <sport> to <dst>:<dport> and an answer from xfb back to <back-dst>
-# (where the router masquerades it), in software; the forward chain then
-# puts it in the flowtable and the kernel offers both directions.
-udp_flow()
-{
-	send_udp xfa "$3" 3 "$2" 18 "$1" &&
-	send_udp xfb "$4" 3 "$1" 18 "$2"
-}
 
 # udp_way <from-ns> <to-ns> <dst> <dport> <sport> <dev> <jq> <v6>: send N
 # datagrams of an offloaded flow; checks that XDP counted all of them on
@@ -136,28 +62,15 @@ udp_flow()
 udp_way()
 {
 	local from=$1 to=$2 dst=$3 dport=$4 sport=$5 dev=$6 sel=$7 v=${8:-}
-	local x0 x1 p0 p1 e0 e1
 
-	x0=$(ft_packets "$dev" udp packets "$sel") &&
-	p0=$(snmp "$to" Udp${v}NoPorts) &&
-	e0=$(snmp "$to" Udp${v}InCsumErrors) || {
-		check_err 1 "cannot read the counters"
-		return
-	}
-	send_udp "$from" "$dst" $N "$dport" 18 "$sport"
-	check_err $? "cannot send"
-	x1=$(wait_value $((x0 + N)) $((10 * XF_PACE)) \
-		ft_packets "$dev" udp packets "$sel")
-	p1=$(wait_value $((p0 + N)) $((5 * XF_PACE)) snmp "$to" Udp${v}NoPorts)
-	e1=$(snmp "$to" Udp${v}InCsumErrors)
-	[ "$((p1 - p0))" = $N ] && [ "$e1" = "$e0" ]
-	check_err $? "$to took $((p1 - p0)) of $N datagrams to port $dport, $((e1 - e0)) with a bad checksum"
-	[ "$((x1 - x0))" = $N ]
-	check_err $? "XDP counted $((x1 - x0)) of $N on $dev"
+	send_expect "$from" "$dst" $N "$dport" 18 "$sport" -- \
+		"fn:ft_packets/$dev/udp/packets/$sel+$N" \
+		"fn:snmp/$to/Udp${v}NoPorts+$N" \
+		"fn:snmp/$to/Udp${v}InCsumErrors+0"
 }
 
 RET=0
-out=$(flowtable 2>&1)
+out=$(ft_table offload 2>&1)
 check_fail $? "a flowtable with flags offload was created on devices where offload is not enabled"
 echo "$out" | grep -q "Operation not supported"
 check_err $? "nft failed otherwise than with EOPNOTSUPP: $out"
@@ -165,23 +78,13 @@ nft delete table inet $T 2>/dev/null
 log_test "flowtable with flags offload refused where xdp_flow is not enabled"
 
 RET=0
-echo 0 >/proc/sys/net/ipv6/conf/xfv1/disable_ipv6 &&
-ip -batch - <<EOF &&
-addr add fd00:2::254/64 dev xfv1 nodad
-neigh replace fd00:2::1 lladdr $XF_MAC_VETH_B dev xfv1 nud permanent
-EOF
-ip netns exec xfb sh -c "echo 0 >/proc/sys/net/ipv6/conf/veth_b/disable_ipv6" &&
-ip -n xfb -batch - <<EOF
-addr add fd00:2::1/64 dev veth_b nodad
-route add default via fd00:2::254
-neigh replace fd00:2::254 lladdr $XF_MAC_XFV1 dev veth_b nud permanent
-EOF
+ft_ipv6_setup
 check_err $? "cannot add IPv6 to xfb's link"
 csum_offload off
 check_err $? "cannot turn the clients' checksum offload off"
 xf_enable_dev xfv0 && xf_enable_dev xfv1
 check_err $? "xdp-flow enable dev xfv0, xfv1 failed"
-flowtable
+ft_table offload
 check_err $? "nft could not add the flowtable with flags offload on xfv0 and xfv1"
 # what arrives: masqueraded on xfb's side, de-masqueraded on xfa's, TTL 63
 xf_nsexec xfb tc filter add dev veth_b ingress pref 50 protocol ip flower \
@@ -197,6 +100,73 @@ xf_nsexec xfa tc filter add dev veth_a ingress pref 51 protocol ipv6 flower \
 check_err $? "cannot add the counters on veth_a and veth_b"
 log_test "flowtable with flags offload on xfv0 and xfv1, xdp_flow enabled on both"
 [ $RET = 0 ] || exit 1
+
+RET=0
+# The order of the hooks at netfilter ingress. An offloaded chain that
+# runs after the flowtable (priority 10 against 0) would take in XDP what
+# the flowtable still holds in software: the flowtable is refused there.
+nft delete table inet $T
+check_err $? "cannot delete the table"
+nft -f - <<EOF
+table netdev xfho {
+	chain c {
+		type filter hook ingress device xfv0 priority 10; flags offload;
+		ip daddr 10.0.9.9 drop
+	}
+}
+EOF
+check_err $? "cannot add an offloaded chain at priority 10 on xfv0"
+mark=$(dmesg_mark "test_39 order")
+out=$(ft_table offload 2>&1)
+check_fail $? "a flowtable at priority 0 was bound where an offloaded chain runs after it"
+dmesg_since "$mark" | grep -q "an offloaded chain would run after the flowtable"
+check_err $? "no kernel log line says why: $(dmesg_since "$mark" | grep xdp_flow | head -n 2)"
+nft delete table inet $T 2>/dev/null
+nft delete table netdev xfho
+check_err $? "cannot delete the chain"
+log_test "a flowtable is refused on a device where an offloaded chain runs after it"
+
+RET=0
+# A chain not offloaded that runs before the flowtable (priority -10) sees
+# every packet in software: the flows stay there (xfv0's direction; xfv1
+# has no such chain). Once the chain goes, the next offer of the flow
+# (about once a second while it takes the software path) comes into XDP.
+nft -f - <<EOF &&
+table netdev xfho {
+	chain c {
+		type filter hook ingress device xfv0 priority -10;
+		ip daddr 10.0.9.9 drop
+	}
+}
+EOF
+ft_table offload
+check_err $? "cannot add the chain at priority -10 and the flowtable"
+mark=$(dmesg_mark "test_39 order 2")
+u0=$(udp_count xfb veth_b)
+udp_flow 4006 5006 10.0.2.1 10.0.2.254
+check_err $? "cannot send the first packets"
+n1=$(wait_value 1 $((10 * XF_PACE)) ft_rules xfv1 '.key.dst_port == 4006')
+check_err $? "the way back is not in XDP on xfv1"
+send_udp xfa 10.0.2.1 5 5006 18 4006
+settle
+n0=$(ft_rules xfv0 '.key.src_port == 4006')
+u1=$(udp_count xfb veth_b)
+[ "$n0" = 0 ] && [ $((u1 - u0)) -ge 8 ]
+check_err $? "with a chain before the flowtable: $n0 rules in XDP on xfv0, xfb got $((u1 - u0)) of 8"
+dmesg_since "$mark" | grep -q "an ingress hook not offloaded runs before the flowtable"
+check_err $? "no kernel log line says why: $(dmesg_since "$mark" | grep xdp_flow | head -n 2)"
+nft delete table netdev xfho
+check_err $? "cannot delete the chain"
+end=$((SECONDS + 10 * XF_PACE))
+n0=0
+while [ "$n0" = 0 ] && [ $SECONDS -lt $end ]; do
+	send_udp xfa 10.0.2.1 3 5006 18 4006
+	sleep 0.5
+	n0=$(ft_rules xfv0 '.key.src_port == 4006')
+done
+[ "$n0" = 1 ]
+check_err $? "the chain gone, the flow did not come into XDP on xfv0"
+log_test "a chain not offloaded before the flowtable keeps its flows in software, until it goes"
 
 RET=0
 # the connection, in software: conntrack confirms it, the forward chain
@@ -246,19 +216,7 @@ RET=0
 # veth_b.10 (no masquerade: oifname is xfv1.10). The flowtable binds xfv1;
 # the kernel offers the way out with a VLAN push and the way back with a
 # match on the tag and a pop.
-ip -batch - <<EOF &&
-link add link xfv1 name xfv1.10 type vlan id 10
-addr add 10.0.4.254/24 dev xfv1.10
-link set dev xfv1.10 up
-neigh replace 10.0.4.1 lladdr $XF_MAC_VETH_B dev xfv1.10 nud permanent
-EOF
-ip -n xfb -batch - <<EOF
-link add link veth_b name veth_b.10 type vlan id 10
-addr add 10.0.4.1/24 dev veth_b.10
-link set dev veth_b.10 up
-route add 10.0.1.0/24 via 10.0.4.254 dev veth_b.10
-neigh replace 10.0.4.254 lladdr $XF_MAC_XFV1 dev veth_b.10 nud permanent
-EOF
+ft_vlan_setup
 check_err $? "cannot add VLAN 10 between the router and xfb"
 udp_flow 4005 5005 10.0.4.1 10.0.1.1
 check_err $? "cannot send the first packets over the VLAN"
@@ -394,7 +352,7 @@ check_err $? "flowtable rules left in XDP: $n on xfv0, $m on xfv1"
 log_test "deleting the table takes the flows out of XDP"
 
 RET=0
-flowtable
+ft_table offload
 check_err $? "cannot add the table again"
 udp_flow 4004 5004 10.0.2.1 10.0.2.254
 check_err $? "cannot send the first packets"
