@@ -199,6 +199,8 @@ static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xf_rule_defs, rule_ids);
 	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xf_ft_conns, rule_ids);
+	if (!err)
 		err = xdp_flow_bpf__load(skel);
 	if (err) {
 		xdp_flow_bpf__destroy(skel);
@@ -217,7 +219,7 @@ static void dp_remove_pinned_maps(const char *pin_dir)
 	static const char *const names[] = {
 		"xf_rules", "xf_counters", "xf_fbuckets", "xf_fentries",
 		"xf_fhash", "xf_masks", "xf_rule_defs", "xf_gen",
-		"xf_mask_min", "xf_gate",
+		"xf_mask_min", "xf_gate", "xf_ft_conns",
 		"xf_flows",	/* helpers before the flow table's buckets */
 	};
 	char path[256];

@@ -80,8 +80,14 @@ struct texp {
 	struct xdp_flow_key key, mask;
 };
 
+/* A flowtable connection's rules (struct xdp_flow_rule's @ft_conn). */
+struct tconn {
+	__u64 key;			/* 0: a free slot */
+	__u32 refs;
+};
+
 struct table {
-	int rules_fd, counters_fd, masks_fd, defs_fd, gen_fd;
+	int rules_fd, counters_fd, masks_fd, defs_fd, gen_fd, conns_fd;
 	struct ftab *ft;		/* the XDP flow table */
 	int list_fd;			/* the published inner map */
 	int ncpus;
@@ -122,6 +128,8 @@ struct table {
 	struct xdp_flow_counter *zero_counters;	/* one per CPU */
 	struct xdp_flow_counter *percpu_buf;		/* one per CPU */
 	struct texp *exp;		/* XDP_FLOW_MAX_RULE_ENTRIES, for adds */
+	struct tconn *conns;		/* open addressing, by key */
+	size_t conn_cap, nr_conns;
 	void (*progress)(void *arg);	/* long work calls it at each step */
 	void *progress_arg;
 };
@@ -860,6 +868,116 @@ static void chunks_recover(struct table *t)
 			chunk_account(t, id, true);
 }
 
+/* --- flowtable connections (xf_ft_conns) ---
+ *
+ * Both directions of a flowtable's flow carry its key (@ft_conn). The
+ * datapath marks the key's entry in xf_ft_conns when a TCP FIN or RST of
+ * the flow goes to the stack, and sends every frame of it there from then
+ * on, as the flowtable does with a flow it tears down. The entry lives
+ * while a rule has the key: here the rules of each key are counted (a
+ * flow has two at most), in a table with linear probing.
+ */
+
+static size_t conn_hash(__u64 k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	return k ^ (k >> 33);
+}
+
+/* @key's slot, or the free slot where it would go. */
+static struct tconn *conn_find(const struct table *t, __u64 key)
+{
+	size_t mask = t->conn_cap - 1, i = conn_hash(key) & mask;
+
+	while (t->conns[i].key && t->conns[i].key != key)
+		i = (i + 1) & mask;
+	return &t->conns[i];
+}
+
+static int conn_grow(struct table *t)
+{
+	size_t cap = t->conn_cap ? t->conn_cap * 2 : 256, i;
+	struct tconn *old = t->conns, *n = calloc(cap, sizeof(*n));
+	size_t old_cap = t->conn_cap;
+
+	if (!n)
+		return -ENOMEM;
+	t->conns = n;
+	t->conn_cap = cap;
+	for (i = 0; i < old_cap; i++)
+		if (old[i].key)
+			*conn_find(t, old[i].key) = old[i];
+	free(old);
+	return 0;
+}
+
+/*
+ * One more rule of connection @key; the first makes its entry, which a
+ * previous helper may have left (with the mark it has: kept).
+ */
+static int conn_ref(struct table *t, __u64 key)
+{
+	struct tconn *c;
+	__u32 zero = 0;
+
+	if ((t->nr_conns + 1) * 2 > t->conn_cap && conn_grow(t))
+		return -ENOMEM;
+	c = conn_find(t, key);
+	if (!c->key) {
+		if (bpf_map_update_elem(t->conns_fd, &key, &zero, BPF_NOEXIST) &&
+		    errno != EEXIST)
+			return errno == E2BIG ? -ENOSPC : -errno;
+		c->key = key;
+		c->refs = 0;
+		t->nr_conns++;
+	}
+	c->refs++;
+	return 0;
+}
+
+/* One rule of connection @key fewer; the last takes its entry out. */
+static void conn_unref(struct table *t, __u64 key)
+{
+	size_t mask, i, j, h;
+	struct tconn *c;
+
+	if (!t->conn_cap)
+		return;
+	c = conn_find(t, key);
+	if (!c->key || --c->refs)
+		return;
+	bpf_map_delete_elem(t->conns_fd, &key);
+	t->nr_conns--;
+	/* Backward shift: no later key of the run is left behind a hole. */
+	mask = t->conn_cap - 1;
+	i = c - t->conns;
+	for (j = (i + 1) & mask; t->conns[j].key; j = (j + 1) & mask) {
+		h = conn_hash(t->conns[j].key) & mask;
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+			t->conns[i] = t->conns[j];
+			i = j;
+		}
+	}
+	t->conns[i].key = 0;
+	t->conns[i].refs = 0;
+}
+
+/* After a restart: the entries no adopted rule has go. */
+static void conn_prune(struct table *t)
+{
+	__u64 key, next, *prev = NULL;
+
+	while (!bpf_map_get_next_key(t->conns_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!t->conn_cap || !conn_find(t, key)->key) {
+			bpf_map_delete_elem(t->conns_fd, &key);
+			prev = NULL;	/* the walk restarts after a delete */
+		}
+	}
+}
+
 /* --- the XDP maps --- */
 
 static void rule_to_dp(const struct xdp_flow_rule *r, struct xdp_flow_dp_rule *dp)
@@ -868,6 +986,7 @@ static void rule_to_dp(const struct xdp_flow_rule *r, struct xdp_flow_dp_rule *d
 	dp->order = r->order;
 	dp->flags = r->flags | XDP_FLOW_DP_F_VALID;
 	dp->nr_actions = r->nr_actions;
+	dp->ft_conn = r->ft_conn;
 	memcpy(dp->actions, r->actions, sizeof(dp->actions));
 }
 
@@ -1088,6 +1207,8 @@ static int rule_unlink(struct table *t, struct trule *r)
 	t->del_barrier[id] = t->barrier_seq;
 	chunk_account(t, id, false);
 	mask_gc(t);
+	if (r->rule.ft_conn)
+		conn_unref(t, r->rule.ft_conn);
 	free(r);
 	return err;
 }
@@ -1129,6 +1250,15 @@ static int rule_link(struct table *t, struct trule *r, unsigned int n)
 	int err;
 
 	rule_to_dp(&r->rule, &dp);
+	/* the connection's entry before a frame can meet the rule */
+	if (r->rule.ft_conn) {
+		err = conn_ref(t, r->rule.ft_conn);
+		if (err) {
+			free(r);
+			mask_gc(t);
+			return err;
+		}
+	}
 
 	/* A reader may still hold this id from a rule just deleted. */
 	if (t->del_barrier[id] == t->barrier_seq) {
@@ -1190,6 +1320,8 @@ static int rule_link(struct table *t, struct trule *r, unsigned int n)
 fail_undo:
 	rule_link_undo(t, id);
 fail:
+	if (r->rule.ft_conn)
+		conn_unref(t, r->rule.ft_conn);
 	free(r);
 	mask_gc(t);
 	return err;
@@ -1523,6 +1655,10 @@ static int recover_rules(struct table *t)
 		r->epoch = 0;
 		t->rules[id] = r;
 		t->nr_rules++;
+		if (def.ft_conn && conn_ref(t, def.ft_conn)) {
+			free(exp);
+			return -ENOMEM;
+		}
 	}
 	free(exp);
 	return 0;
@@ -1602,6 +1738,7 @@ int table_recover(struct table *t)
 		err = recover_list(t);
 	if (err)
 		return err;
+	conn_prune(t);
 	recover_ids(t);
 	/* Masks the published list did not name get buckets now. */
 	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++) {
@@ -1723,6 +1860,7 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 	}
 	t->masks_fd = bpf_map__fd(skel->maps.xf_masks);
 	t->defs_fd = bpf_map__fd(skel->maps.xf_rule_defs);
+	t->conns_fd = bpf_map__fd(skel->maps.xf_ft_conns);
 	t->gen_fd = bpf_map__fd(skel->maps.xf_gen);
 	t->gen_map = mmap(NULL, sizeof(__u64), PROT_READ | PROT_WRITE,
 			  MAP_SHARED, t->gen_fd, 0);
@@ -1779,5 +1917,6 @@ void table_free(struct table *t)
 	free(t->buckets);
 	free(t->zero_counters);
 	free(t->percpu_buf);
+	free(t->conns);
 	free(t);
 }

@@ -192,6 +192,16 @@ const volatile __u8 xf_cfg_emc = 1;
 const volatile __u8 xf_cfg_floor;
 const volatile __u8 xf_cfg_bench;
 
+/* Flowtable connections whose end went to the stack (xdp_flow_dp.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XDP_FLOW_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_ft_conns SEC(".maps");
+
 /* Not used here: the helper's record of each rule, kept across restarts. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -1556,6 +1566,29 @@ static __always_inline int ft_route_check(const struct edit_layout *l,
 	return 1;
 }
 
+/*
+ * Has the flowtable torn the rule's connection down? 1 if so: its frames
+ * go to the stack, as the software path sends them once a TCP FIN or RST
+ * of the flow went there. Such a frame marks the connection (both
+ * directions: they share the key) on its way to the stack.
+ */
+static __always_inline int ft_conn_ended(const struct xdp_flow_dp_rule *rule,
+					 const struct edit_layout *l)
+{
+	__u32 *ended;
+
+	if (!rule->ft_conn)
+		return 0;
+	ended = bpf_map_lookup_elem(&xf_ft_conns, &rule->ft_conn);
+	if (!ended)
+		return 1;
+	if (l->tcp_fin_rst) {
+		*ended = 1;
+		return 1;
+	}
+	return *ended;
+}
+
 /* Where the transport checksum sits. */
 static __always_inline __u32 ft_l4_check_off(const struct edit_layout *l)
 {
@@ -1792,6 +1825,9 @@ __noinline int xdp_flow_edit(struct xdp_md *ctx, __u32 rule_id)
 			&l, 1))
 		return 1;
 	len = ctx->data_end - ctx->data;
+	if (rule->actions[0].id == XDP_FLOW_ACTION_FT_ROUTE &&
+	    ft_conn_ended(rule, &l))
+		return 1;
 
 	/* First pass: would TC do exactly this? */
 	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
@@ -2148,7 +2184,7 @@ __noinline int xdp_flow_tc_ft_edit(struct __sk_buff *skb, __u32 rule_id)
 	n--;
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
-	if (edit_layout(data, data_end, &l, 0) ||
+	if (edit_layout(data, data_end, &l, 0) || ft_conn_ended(rule, &l) ||
 	    ft_route_check(&l, &rule->actions[0], skb->len, skb->gso_size))
 		return 1;
 	for (i = 1; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {

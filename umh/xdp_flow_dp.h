@@ -31,6 +31,10 @@
  *   xf_gen       ARRAY of one __u64: the tables' generation, bumped by the
  *                helper after every change that may change a lookup
  *                (mmapable: the helper stores to it without a system call)
+ *   xf_ft_conns  HASH, a flowtable connection's key (struct xdp_flow_rule's
+ *                @ft_conn) -> __u32, 1 once a TCP FIN or RST of it went to
+ *                the stack (written by the program): an entry while a rule
+ *                has the key (the helper counts them)
  *   xf_gate      ARRAY of one __u64, XDP_FLOW_GATE_NAME: written only by
  *                the module, which gets it through the program the helper
  *                names in HELLO. 0, or 1 + the lowest order XDP may not
@@ -53,6 +57,7 @@ struct xdp_flow_dp_rule {
 	__u64	order;
 	__u32	flags;
 	__u32	nr_actions;
+	__u64	ft_conn;	/* struct xdp_flow_rule's */
 	struct xdp_flow_action actions[XDP_FLOW_MAX_ACTIONS];
 };
 

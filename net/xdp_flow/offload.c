@@ -16,6 +16,7 @@
 #include <linux/jiffies.h>
 #include <linux/rhashtable.h>
 #include <linux/rtnetlink.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/stringify.h>
@@ -1058,6 +1059,25 @@ static void xdp_flow_target_of(const struct xdp_flow_binding *b,
 	target->tc_hook = xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_TC;
 }
 
+static siphash_key_t xdp_flow_conn_secret;
+
+/*
+ * The key of the flow @tuple is a direction of: the same for both
+ * directions, and not the flow's address (which the helper must not
+ * learn). Never 0 (no flow).
+ */
+static u64 xdp_flow_ft_conn(const struct flow_offload_tuple *tuple)
+{
+	const struct flow_offload_tuple_rhash *th =
+		container_of(tuple, struct flow_offload_tuple_rhash, tuple);
+	const struct flow_offload *flow =
+		container_of(th - tuple->dir, struct flow_offload, tuplehash[0]);
+
+	net_get_random_once(&xdp_flow_conn_secret,
+			    sizeof(xdp_flow_conn_secret));
+	return siphash_1u64((u64)(uintptr_t)flow, &xdp_flow_conn_secret) ?: 1;
+}
+
 /* A flowtable's offer: the cookie is the flow's tuple of that direction,
  * alive while the flowtable calls us.
  */
@@ -1068,7 +1088,8 @@ static int xdp_flow_ft_translate(struct flow_cls_offload *f,
 {
 	const struct flow_offload_tuple *tuple = (void *)f->cookie;
 
-	return xdp_flow_translate_ft(f, target, tuple->mtu, rule, ext);
+	return xdp_flow_translate_ft(f, target, tuple->mtu,
+				     xdp_flow_ft_conn(tuple), rule, ext);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include <linux/ipv6.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
+#include <linux/tcp.h>
 #include <net/flow_offload.h>
 #include <net/net_namespace.h>
 #include <net/pkt_cls.h>
@@ -904,6 +905,7 @@ static void xdp_flow_rule_reset(struct xdp_flow_rule *rule,
 	memset(&rule->l4_dst_range, 0, sizeof(rule->l4_dst_range));
 	rule->flags = 0;
 	rule->nr_actions = 0;
+	rule->ft_conn = 0;
 	rule->cookie = f->cookie;
 	rule->chain = chain;
 }
@@ -933,6 +935,10 @@ static int xdp_flow_rule_finish(struct xdp_flow_rule *rule, const char *why,
 }
 
 /* --- nftables flowtables (TC_SETUP_FT) --- */
+
+/* The TCP flags a flowtable's offer matches clear (nf_flow_rule_match()). */
+#define XDP_FLOW_TCP_FIN_RST \
+	cpu_to_be16(be32_to_cpu(TCP_FLAG_RST | TCP_FLAG_FIN) >> 16)
 
 /*
  * What a flowtable's offer rewrites, gathered from its pedit-style
@@ -1138,14 +1144,20 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
  * @f: the flowtable's FLOW_CLS_REPLACE request
  * @t: the device it is offered on
  * @mtu: the MTU of the flow's route in this direction
+ * @conn: the flow's key, the same for both directions (non-zero)
  * @rule: filled in; id and order are the caller's
  * @extack: where the reason for a refusal goes
+ *
+ * The offer matches TCP FIN and RST clear; the rule takes them too, and
+ * the datapath sends them to the stack, where the flowtable tears the
+ * flow down, and from then on every frame of @conn (struct
+ * xdp_flow_rule's @ft_conn), as the flowtable's software path does.
  *
  * Return: as xdp_flow_translate(): 0, or -EOPNOTSUPP with @rule a
  * software rule.
  */
 int xdp_flow_translate_ft(struct flow_cls_offload *f,
-			  const struct xdp_flow_target *t, u16 mtu,
+			  const struct xdp_flow_target *t, u16 mtu, u64 conn,
 			  struct xdp_flow_rule *rule,
 			  struct netlink_ext_ack *extack)
 {
@@ -1164,6 +1176,10 @@ int xdp_flow_translate_ft(struct flow_cls_offload *f,
 		why = xdp_flow_ft_actions(fr, t, mtu,
 					  rule->key.n_proto == htons(ETH_P_IPV6),
 					  rule);
+	if (!why) {
+		rule->mask.tcp_flags &= ~XDP_FLOW_TCP_FIN_RST;
+		rule->ft_conn = conn;
+	}
 	return xdp_flow_rule_finish(rule, why, extack);
 }
 

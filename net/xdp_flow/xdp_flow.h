@@ -284,7 +284,7 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 		       struct xdp_flow_rule *rule,
 		       struct netlink_ext_ack *extack);
 int xdp_flow_translate_ft(struct flow_cls_offload *f,
-			  const struct xdp_flow_target *t, u16 mtu,
+			  const struct xdp_flow_target *t, u16 mtu, u64 conn,
 			  struct xdp_flow_rule *rule,
 			  struct netlink_ext_ack *extack);
 

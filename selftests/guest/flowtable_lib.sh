@@ -92,24 +92,25 @@ table inet $FT_TABLE {
 	}
 	chain forwarding {
 		type filter hook forward priority 0; policy accept;
-		meta l4proto { tcp, udp } counter flow add @f
+		meta l4proto udp counter flow add @f comment "udp"
+		meta l4proto tcp counter flow add @f comment "tcp"
 	}
 	chain masq {
 		type nat hook postrouting priority 100; policy accept;
-		oifname "xfv1" counter masquerade
+		oifname "xfv1" counter masquerade comment "masquerade"
 	}
 }
 EOF
 }
 
-# ft_counters: the table's rule counters, one "<chain> <packets> <bytes>"
-# line a rule.
+# ft_counters: the table's rule counters, one "<chain> <comment> <packets>
+# <bytes>" line a rule.
 ft_counters()
 {
 	nft -j list table inet $FT_TABLE |
 		jq -r '.nftables[] | select(.rule) | .rule as $r |
 		       $r.expr[] | select(.counter) |
-		       "\($r.chain) \(.counter.packets) \(.counter.bytes)"'
+		       "\($r.chain) \($r.comment // "-") \(.counter.packets) \(.counter.bytes)"'
 }
 
 # ft_ipv6_setup: IPv6 on xfb's link (fd00:2::254 on xfv1, fd00:2::1 on

@@ -1749,6 +1749,9 @@ static int run_out(const struct frame *f, struct frame *out)
 	return tc_hook ? tc_verdict((int)opts.retval) : (int)opts.retval;
 }
 
+/* The connection key add_ft() gives its rules (0: none). */
+static __u64 ft_conn_key;
+
 /*
  * Adds the rule of add()'s text @fmt (a match and action=redirect:...)
  * with the @n flowtable actions @ft before its redirect.
@@ -1771,6 +1774,7 @@ static int add_ft(const struct xdp_flow_action *ft, unsigned int n,
 	r.actions[n] = r.actions[0];
 	memcpy(r.actions, ft, n * sizeof(*ft));
 	r.nr_actions = n + 1;
+	r.ft_conn = ft_conn_key;
 	err = table_rule_add(tbl, &r, msg, sizeof(msg));
 	if (err && err != -EINVAL)
 		fail("add_ft %s: %s", fmt, msg);
@@ -1992,6 +1996,44 @@ static void test_flowtable(void)
 	fix_csums(&f, ETH_HLEN);
 	expect_ft_stack("hop limit 1", &f, 4);
 	log_test("flowtable: IPv6 TCP DNAT, hop limit - 1; hop limit 1 goes to the stack");
+
+	/* A connection's end: a FIN of one direction goes to the stack, and
+	 * the connection with it, both ways, until its rules go.
+	 */
+	{
+		struct frame back, fin, wb;
+
+		ft_conn_key = 0x1234;
+		add_ft(route_only, 1, "id=6 prio=1 dev=%d dst_ip=10.0.6.6 ip_proto=tcp action=redirect:%d",
+		       IFINDEX, IFINDEX);
+		add_ft(route_only, 1, "id=7 prio=1 dev=%d src_ip=10.0.6.6 ip_proto=tcp action=redirect:%d",
+		       IFINDEX, IFINDEX);
+		ft_conn_key = 0;
+		f = tcp4("10.0.6.6", 80, 0x10);
+		fix_csums(&f, ETH_HLEN);
+		w = ft_want(&f, NULL);
+		eth(&back, mac_b, mac_a, ETH_P_IP);
+		ipv4(&back, "10.0.6.6", "10.9.9.9", IPPROTO_TCP, 0, 0, 20);
+		tcp(&back, 80, 40000, 0x10);
+		fix_csums(&back, ETH_HLEN);
+		wb = ft_want(&back, NULL);
+		fin = tcp4("10.0.6.6", 80, 0x11);
+		fix_csums(&fin, ETH_HLEN);
+		expect_ft("connection: ACK out", &f, 6, &w);
+		expect_ft("connection: ACK back", &back, 7, &wb);
+		expect_ft_stack("connection: FIN out", &fin, 6);
+		expect_ft_stack("connection: ACK out after the FIN", &f, 6);
+		expect_ft_stack("connection: ACK back after the FIN", &back, 7);
+		del(6);
+		del(7);
+		ft_conn_key = 0x1234;
+		add_ft(route_only, 1, "id=6 prio=1 dev=%d dst_ip=10.0.6.6 ip_proto=tcp action=redirect:%d",
+		       IFINDEX, IFINDEX);
+		ft_conn_key = 0;
+		expect_ft("connection: ACK out, its rule added again", &f, 6, &w);
+		del(6);
+	}
+	log_test("flowtable: a FIN takes its connection to the stack, both ways, until its rules go");
 
 	/* what the helper refuses */
 	{

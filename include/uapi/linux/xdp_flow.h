@@ -431,6 +431,12 @@ struct xdp_flow_port_range {
  *	after TC's, and a chain runs its rules in
  *	the order they were added
  * @cookie: TC's cookie of the rule (for display)
+ * @ft_conn: XDP_FLOW_RULE_F_FLOWTABLE: the connection the rule is a
+ *	direction of, the same (non-zero) value for both directions of a
+ *	flowtable's flow; 0 otherwise. Once a frame of it with TCP FIN or
+ *	RST has gone to the stack (where the flowtable tears the flow down),
+ *	every frame of the connection, both ways, goes there until its
+ *	rules are deleted, as the flowtable's software path sends them
  * @chain: TC chain index
  * @nr_actions: number of valid entries in @actions
  * @key: the values to match, already masked with @mask
@@ -445,6 +451,7 @@ struct xdp_flow_rule {
 	__u32	flags;
 	__u64	order;
 	__u64	cookie;
+	__u64	ft_conn;
 	__u32	chain;
 	__u32	nr_actions;
 	struct xdp_flow_key key;
