@@ -106,7 +106,9 @@ conntrack_norm()
 	{ conntrack -L -f ipv4; conntrack -L -f ipv6; } 2>/dev/null |
 		awk -v tp="$1" '{
 			out = $1 " " $2
-			for (i = 4; i <= NF; i++) {
+			# the timeout: newer kernels print none for an
+			# offloaded entry
+			for (i = 3 + ($3 ~ /^[0-9]+$/); i <= NF; i++) {
 				if ($i ~ /^(\[OFFLOAD\]|\[HW_OFFLOAD\]|use=|id=)/)
 					continue
 				if ($i == "sport=" tp || $i == "dport=" tp)
