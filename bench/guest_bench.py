@@ -28,6 +28,10 @@ module under bench/guest/, whose docstring says what it measures:
   peer     TCP and 64-byte UDP into a container-style veth through TC's
            redirect, in software and through xdp_flow's TC hook with and
            without bpf_redirect_peer (guest/peer.py)
+  flowtable  TCP and 64-byte UDP through a router with masquerade:
+           forwarding, the nftables flowtable in software, offloaded by
+           xdp_flow (both hooks), and XDP through bpf_xdp_flow_lookup()
+           (guest/flowtable.py)
 
 Results: <outdir>/guest.csv, lines "section,config,metric,value,unit"
 (value numeric except in section meta), <outdir>/guest.txt (the table
@@ -45,7 +49,8 @@ XF_BENCH_SECTIONS, XF_BENCH_GEN (xdp_gen|pktgen|both), XF_BENCH_SECS,
 XF_BENCH_REPS, XF_BENCH_WARM, XF_BENCH_LAT_REPS, XF_BENCH_LAT_PPS,
 XF_BENCH_RULES, XF_BENCH_RATE_ORDERS, XF_BENCH_RATE_REPS,
 XF_BENCH_SCALE_RULES, XF_BENCH_PING_REPS, XF_BENCH_MISS_SECS,
-XF_BENCH_MISS_REPS, XF_BENCH_PEER_SECS, XF_BENCH_PEER_REPS, XF_BENCH_OBJ,
+XF_BENCH_MISS_REPS, XF_BENCH_PEER_SECS, XF_BENCH_PEER_REPS,
+XF_BENCH_FT_SECS, XF_BENCH_FT_REPS, XF_BENCH_OBJ,
 XF_BENCH_SPLIT.
 """
 
@@ -56,7 +61,7 @@ import sys
 import time
 import traceback
 
-from guest import forward, latency, miss, peer, ping, rules
+from guest import flowtable, forward, latency, miss, peer, ping, rules
 from guest.common import (PIN, Context, Failed, Knobs, Output, XdpFlow,
                           devs_del, kernel_warnings, ok, one_line,
                           run_json, sink_load)
@@ -64,7 +69,7 @@ from guest.common import (PIN, Context, Failed, Knobs, Output, XdpFlow,
 SECTIONS = {"forward": forward.run_section, "latency": latency.run_section,
             "rate": rules.run_rate, "ping": ping.run_section,
             "miss": miss.run_section, "scale": rules.run_scale,
-            "peer": peer.run_section}
+            "peer": peer.run_section, "flowtable": flowtable.run_section}
 V6_DEFAULT = "/proc/sys/net/ipv6/conf/default/disable_ipv6"
 
 

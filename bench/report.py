@@ -13,8 +13,8 @@ there:
   results.md    the tables: the datapath against the textbook references, the
                 miss path (host and guest, ratios to disabled), and one
                 table per other guest section with ratios to xdp_flow
-                (peer: to tc_flower) where the section compares
-                configurations
+                (peer: to tc_flower, flowtable: to forward) where the
+                section compares configurations
   *.png         plots, when matplotlib is there (bench/run.sh installs it)
 """
 
@@ -220,8 +220,9 @@ def shown(r):
 
 
 # The configuration a section's other ones are compared with: xdp_flow,
-# but for peer, which compares xdp_flow's TC hook with TC in software.
-BASE = {"peer": "tc_flower"}
+# but for peer, which compares xdp_flow's TC hook with TC in software, and
+# flowtable, whose configurations all forward the same connections.
+BASE = {"peer": "tc_flower", "flowtable": "forward"}
 
 
 def section_table(rows, section):

@@ -9,6 +9,7 @@ a timed window (the UDP layer's counters), it comes from sysfs or procfs
 without a process: a process costs 0.1 to 1 s in the emulated guest.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -22,6 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 PIN = "/sys/fs/bpf/xfbench"
 PKTGEN = "/proc/net/pktgen"
 XF_PARAMS = "/sys/module/xdp_flow/parameters"
+IP_FORWARD = "/proc/sys/net/ipv4/ip_forward"
 
 
 class Failed(Exception):
@@ -41,7 +43,7 @@ class Knobs:
     defaults of a real run or, with XF_BENCH_QUICK=1, of a smoke run."""
 
     SECTIONS = ("forward", "latency", "rate", "ping", "miss", "scale",
-                "peer")
+                "peer", "flowtable")
 
     def __init__(self):
         self.quick = _env("XF_BENCH_QUICK", 0) == 1
@@ -66,6 +68,8 @@ class Knobs:
         self.miss_reps = _env("XF_BENCH_MISS_REPS", 1 if q else 2)
         self.peer_secs = _env("XF_BENCH_PEER_SECS", 2, float)
         self.peer_reps = _env("XF_BENCH_PEER_REPS", 1 if q else 3)
+        self.ft_secs = _env("XF_BENCH_FT_SECS", 2, float)
+        self.ft_reps = _env("XF_BENCH_FT_REPS", 1 if q else 3)
         self.obj = os.environ.get("XF_BENCH_OBJ",
                                   os.path.join(ROOT, "bench"))
         self.split = _env("XF_BENCH_SPLIT", 0) == 1
@@ -830,6 +834,40 @@ def tcp_udp_run(out, section, cfg, r, ns, addr, port, secs, length,
     except Failed as e:
         out.note(section, "%s run %d: udp failed: %s" % (cfg, r, e))
     return line
+
+
+def round_robin(out, section, cfgs, reps, why, up, one_run, down):
+    """reps rounds over the configurations cfgs, each round starting one
+    later, so that a slow spell of the shared host hits all alike. A run
+    is up(cfg), one_run(cfg, r), down(); a configuration that fails is
+    noted (in why and the section's notes) and not run again."""
+    for r in range(1, reps + 1):
+        for i in range(len(cfgs)):
+            cfg = cfgs[(i + r - 1) % len(cfgs)]
+            if cfg in why:
+                continue
+            try:
+                up(cfg)
+                one_run(cfg, r)
+            except Failed as e:
+                why[cfg] = str(e)
+                out.note(section, "%s: not measured: %s" % (cfg, e))
+            finally:
+                down()
+
+
+@contextlib.contextmanager
+def ip_forward():
+    """IPv4 forwarding on in the root namespace, as it was after."""
+    with open(IP_FORWARD) as f:
+        saved = f.read().strip()
+    with open(IP_FORWARD, "w") as f:
+        f.write("1")
+    try:
+        yield
+    finally:
+        with open(IP_FORWARD, "w") as f:
+            f.write(saved)
 
 
 # ------------------------------------------------------------ the run

@@ -36,9 +36,9 @@ with a plain redirect it moves with P's.
 
 from benchstats import median, ratio
 from guest.common import (Failed, Iperf3Server, XdpFlow, devs_del,
-                          ip_batch, link_stats, must, netns_del,
-                          netns_fresh, rule_in_hw, rule_packets, run,
-                          tcp_udp_run, udp_layer, v6_off)
+                          ip_batch, ip_forward, link_stats, must, netns_del,
+                          netns_fresh, round_robin, rule_in_hw,
+                          rule_packets, run, tcp_udp_run, udp_layer, v6_off)
 
 CT, TX = "xfbp_ct", "xfbp_tx"
 D, S, X, P = "bpd0", "bps0", "bpx0", "bpp0"
@@ -46,7 +46,6 @@ P_IP, S_IP = "10.0.5.2", "10.0.6.1"
 X_IP, D_IP = "10.0.5.1", "10.0.6.254"
 P_MAC, S_MAC = "02:0f:00:50:00:02", "02:0f:00:60:00:01"
 X_MAC = "02:0f:00:50:00:01"
-FORWARD = "/proc/sys/net/ipv4/ip_forward"
 PORT = 5298
 UDP_LEN = 18		# + 8 UDP + 20 IP + 14 Ethernet + 4 FCS: 64 bytes
 PARAM = "redirect_peer"
@@ -175,33 +174,19 @@ def run_section(ctx):
     why = {}
     srv = None
     saved = XdpFlow.param(PARAM) if ctx.xf else None
-    with open(FORWARD) as f:
-        forward = f.read().strip()
     try:
         cleanup(ctx)
         topology()
-        with open(FORWARD, "w") as f:
-            f.write("1")
-        srv = Iperf3Server(CT, P_IP, PORT)
-        for r in range(1, k.peer_reps + 1):
-            for i in range(len(cfgs)):
-                cfg = cfgs[(i + r - 1) % len(cfgs)]
-                if cfg in why:
-                    continue
-                try:
-                    up(ctx, cfg)
-                    one_run(ctx, cfg, r, srv, res[cfg])
-                except Failed as e:
-                    why[cfg] = str(e)
-                    out.note("peer", "%s: not measured: %s" % (cfg, e))
-                finally:
-                    down(ctx)
+        with ip_forward():
+            srv = Iperf3Server(CT, P_IP, PORT)
+            round_robin(out, "peer", cfgs, k.peer_reps, why,
+                        lambda cfg: up(ctx, cfg),
+                        lambda cfg, r: one_run(ctx, cfg, r, srv, res[cfg]),
+                        lambda: down(ctx))
     finally:
         if srv:
             srv.stop()
         cleanup(ctx)
-        with open(FORWARD, "w") as f:
-            f.write(forward)
         if saved is not None:
             try:
                 XdpFlow.set_param(PARAM, saved)
