@@ -8,17 +8,18 @@
 # offloaded (flags offload, xdp_flow enabled). The traffic: UDP over IPv4
 # and IPv6 both ways, TTL 1 (time exceeded from the router), datagrams over
 # the route's MTU (the router fragments them) and fragments (it
-# reassembles them), and a TCP connection that carries a fixed amount both
-# ways and closes. Each run ends with a record of what it did: what each
-# client received (packets and bytes of UDP and ICMP, by family; TCP bytes
-# at the application), the clients' and the router's SNMP counters that
-# the traffic moves, the nftables rules' counters (but TCP's in the
-# forward chain, which depend on how the sender's segments coalesce), and
-# the conntrack entries (state, tuples, flags but the offload marks; no
-# timeouts): TCP's ends in TIME_WAIT only if conntrack saw the whole close,
-# which XDP must leave to the stack once a FIN went there. The two records
-# must be equal, and in the offloaded run XDP must have counted the UDP
-# traffic (else the comparison would only compare software with itself).
+# reassembles them), and a TCP connection over IPv4 and one over IPv6
+# that carry a fixed amount both ways and close. Each run ends with a
+# record of what it did: what each client received (packets and bytes of
+# UDP and ICMP, by family; TCP bytes at the application), the clients' and
+# the router's SNMP counters that the traffic moves, the nftables rules'
+# counters (but TCP's in the forward chain, which depend on how the
+# sender's segments coalesce), and the conntrack entries (state, tuples,
+# flags but the offload marks; no timeouts): TCP's end in TIME_WAIT only if
+# conntrack saw the whole close, which XDP must leave to the stack once a
+# FIN went there. The two records must be equal, and in the offloaded run
+# XDP must have counted the UDP traffic (else the comparison would only
+# compare software with itself).
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
@@ -99,12 +100,13 @@ snmp_all()
 
 # conntrack_norm: the conntrack entries, both families, without what may
 # differ between the runs: timeouts, the offload marks ([OFFLOAD],
-# [HW_OFFLOAD]), use counts, and the TCP connection's source port (one
-# port a run: the first leaves its socket in TIME_WAIT).
+# [HW_OFFLOAD]), use counts, and the TCP connections' source ports (one
+# port a run: the first leaves its socket in TIME_WAIT), <tcp4-port>
+# <tcp6-port>.
 conntrack_norm()
 {
 	{ conntrack -L -f ipv4; conntrack -L -f ipv6; } 2>/dev/null |
-		awk -v tp="$1" '{
+		awk -v tp="$1" -v tp6="$2" '{
 			out = $1 " " $2
 			# the timeout: newer kernels print none for an
 			# offloaded entry
@@ -113,16 +115,18 @@ conntrack_norm()
 					continue
 				if ($i == "sport=" tp || $i == "dport=" tp)
 					sub(/=.*/, "=TCPPORT", $i)
+				if ($i == "sport=" tp6 || $i == "dport=" tp6)
+					sub(/=.*/, "=TCP6PORT", $i)
 				out = out " " $i
 			}
 			print out
 		}' | sort
 }
 
-# tcp_xfer <sport>: a TCP connection from xfa's <sport> to xfb's
-# 10.0.2.1:5201 (masqueraded); the client sends TCP_BYTES and closes its
-# side, the server answers with as many and closes. Prints what each side
-# received: "<server got> <client got>".
+# tcp_xfer <sport> <dst>: a TCP connection from xfa's <sport> to xfb's
+# <dst>:5201 (10.0.2.1 or fd00:2::1, masqueraded); the client sends
+# TCP_BYTES and closes its side, the server answers with as many and
+# closes. Prints what each side received: "<server got> <client got>".
 tcp_xfer()
 {
 	local py='
@@ -137,9 +141,9 @@ def drain(s):
 '
 	ip netns exec xfb "$XF_PYTHON" -c "$py"'
 size = int(sys.argv[1])
-l = socket.socket()
+l = socket.socket(socket.AF_INET6)
 l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("0.0.0.0", 5201))
+l.bind(("::", 5201))
 l.listen(1)
 open(sys.argv[2], "w").close()
 l.settimeout(60)
@@ -156,16 +160,17 @@ print(n)
 	done
 	rm -f "$TMPD/listening"
 	ip netns exec xfa "$XF_PYTHON" -c "$py"'
-size, sport = int(sys.argv[1]), int(sys.argv[2])
-s = socket.socket()
-s.bind(("0.0.0.0", sport))
+size, sport, dst = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+v6 = ":" in dst
+s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET)
+s.bind(("::" if v6 else "0.0.0.0", sport))
 s.settimeout(60)
-s.connect(("10.0.2.1", 5201))
+s.connect((dst, 5201))
 s.sendall(b"x" * size)
 s.shutdown(socket.SHUT_WR)
 print(drain(s))
 s.close()
-' $TCP_BYTES "$1" >"$TMPD/client"
+' $TCP_BYTES "$1" "$2" >"$TMPD/client"
 	wait $srv
 	echo "$(cat "$TMPD/server") $(cat "$TMPD/client")"
 }
@@ -231,7 +236,10 @@ run()
 			>"$TMPD/offload.xdp"
 	fi
 	# TCP, both ways, closed
-	echo "tcp $(tcp_xfer $tport)" >"$TMPD/$mode.tcp"
+	{
+		echo "tcp $(tcp_xfer $tport 10.0.2.1)"
+		echo "tcp6 $(tcp_xfer $((tport + 10)) fd00:2::1)"
+	} >"$TMPD/$mode.tcp"
 	settle
 	sleep 1
 
@@ -242,7 +250,7 @@ run()
 		# how the sender's segments coalesce (the FIN alone or on the
 		# last data, ACKs), in software as offloaded: not compared
 		ft_counters | grep -v '^forwarding tcp ' | sed 's/^/nft /'
-		conntrack_norm $tport
+		conntrack_norm $tport $((tport + 10))
 		cat "$TMPD/$mode.tcp"
 	} >"$rec"
 }
@@ -254,7 +262,7 @@ log_test "the router: IPv6 on xfb's link, counters on the clients"
 [ $RET = 0 ] || exit 1
 
 run software
-log_test "software flowtable: UDP over IPv4 and IPv6, TTL 1, over the MTU, fragments, TCP $TCP_BYTES bytes each way"
+log_test "software flowtable: UDP over IPv4 and IPv6, TTL 1, over the MTU, fragments, TCP over IPv4 and IPv6 $TCP_BYTES bytes each way"
 [ $RET = 0 ] || exit 1
 run offload
 log_test "offloaded flowtable: the same traffic"
@@ -271,8 +279,8 @@ RET=0
 d=$(diff "$TMPD/software.rec" "$TMPD/offload.rec")
 check_err $? "the runs differ (< software, > offload):
 $d"
-grep -q '^tcp '"$TCP_BYTES $TCP_BYTES"'$' "$TMPD/offload.rec"
-check_err $? "TCP: $(grep '^tcp ' "$TMPD/offload.rec"), not $TCP_BYTES each way"
+[ "$(grep -c '^tcp6\? '"$TCP_BYTES $TCP_BYTES"'$' "$TMPD/offload.rec")" = 2 ]
+check_err $? "TCP: $(grep '^tcp' "$TMPD/offload.rec" | tr '\n' ' '), not $TCP_BYTES each way"
 log_test "offloaded and software alike: $(wc -l <"$TMPD/software.rec") lines of counters and conntrack entries"
 
 exit $EXIT_STATUS
