@@ -28,6 +28,8 @@
 
 set -u
 XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=selftests/kver.sh
+source "$XF_TOP/selftests/kver.sh"
 cd "$XF_TOP" || exit 1
 
 SERIES=${XF_SERIES-6.12 6.1 newest}
@@ -203,12 +205,12 @@ tcx_done=0
 for s in $SERIES; do
 	phase "guest $s"
 	hook_pass=${XF_HOOK_PASS-}
-	case $s in
-	6.[0-5]|6.[0-5].*|[0-5].*) ;;
-	*)
+	# the series' kernel version (setup.sh wrote it), else its name
+	kver=$(. "$XF_TOP/.cache/kernels/$s/env" 2>/dev/null; echo "${KVER:-$s}")
+	if kver_has_tcx "$kver"; then
 		[ $tcx_done = 1 ] && [ -z "${XF_HOOK_PASS+x}" ] && hook_pass=none
-		tcx_done=1 ;;
-	esac
+		tcx_done=1
+	fi
 	XF_SHARE=$k/$n_series MARK="# guest kernel " XF_HOOK_PASS=$hook_pass \
 		collect "$s" bash selftests/vm/run-guest.sh "$s" selftests/guest/run.sh
 	rc=$?

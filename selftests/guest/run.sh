@@ -38,6 +38,7 @@ export XF_ROOT
 export PATH=$XF_ROOT/tools/xdp-flow:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 # the defaults of XF_SERIES, XF_KO, XF_UMH and XF_CLI (exported)
 source "$XF_ROOT/selftests/guest/lib.sh"
+source "$XF_ROOT/selftests/kver.sh"
 
 filter=${1:-${XF_FILTER:-}}
 # the kselftest settings file: one timeout for both harnesses
@@ -66,7 +67,7 @@ hang_report()
 hook_pass=${XF_HOOK_PASS:-'test_20_'}
 kver=$(uname -r)
 has_tcx=0
-[ "$(printf '%s\n' 6.6 "${kver%%-*}" | sort -V | head -n 1)" = 6.6 ] && has_tcx=1
+kver_has_tcx "$kver" && has_tcx=1
 # What auto picks on a veth (see xdp_flow_auto_hook()), and so the other
 # hook of this kernel, if it has one.
 if [ $has_tcx = 1 ]; then

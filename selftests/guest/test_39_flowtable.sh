@@ -233,11 +233,18 @@ RET=0
 # time exceeded), a packet over the route's MTU (xfv1's, 1000 for a
 # connection made after it changed: the stack fragments it) and fragments
 # (the stack reassembles and forwards them).
-sel='.key.src_port == 4000'
+# A connection of its own, in XDP just before: the first one's flow may
+# be gone by now (the checks since its last datagrams can take longer
+# than the flowtable's 30 s).
+sel='.key.src_port == 4007'
+udp_flow 4007 5000 10.0.2.1 10.0.2.254
+check_err $? "cannot send the first packets of the TTL connection"
+wait_value 1 $((10 * XF_PACE)) ft_rules xfv0 "$sel" >/dev/null
+check_err $? "the TTL connection is not in XDP on xfv0"
 x0=$(ft_packets xfv0 udp packets "$sel") && b0=$(tc_stat xfb veth_b 50 packets) &&
 	i0=$(snmp "" IcmpOutTimeExcds) && p0=$(snmp xfb UdpNoPorts)
 check_err $? "cannot read the counters"
-send_udp xfa 10.0.2.1 3 5000 18 4000 1
+send_udp xfa 10.0.2.1 3 5000 18 4007 1
 check_err $? "cannot send with TTL 1"
 i1=$(wait_value $((i0 + 1)) $((5 * XF_PACE)) snmp "" IcmpOutTimeExcds)
 settle
