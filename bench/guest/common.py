@@ -856,6 +856,27 @@ def round_robin(out, section, cfgs, reps, why, up, one_run, down):
                 down()
 
 
+def iperf3_rounds(ctx, section, cfgs, reps, why, server, topology,
+                  cleanup, up, one_run, down):
+    """A section of rounds through a router: topology(), IPv4 forwarding
+    on, an iperf3 server at server (namespace, address, port), then
+    round_robin() over up(ctx, cfg), one_run(ctx, cfg, r, srv), down(ctx);
+    the server stopped and cleanup(ctx) run however it ends."""
+    srv = None
+    try:
+        topology()
+        with ip_forward():
+            srv = Iperf3Server(*server)
+            round_robin(ctx.out, section, cfgs, reps, why,
+                        lambda cfg: up(ctx, cfg),
+                        lambda cfg, r: one_run(ctx, cfg, r, srv),
+                        lambda: down(ctx))
+    finally:
+        if srv:
+            srv.stop()
+        cleanup(ctx)
+
+
 @contextlib.contextmanager
 def ip_forward():
     """IPv4 forwarding on in the root namespace, as it was after."""

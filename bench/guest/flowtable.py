@@ -39,10 +39,9 @@ flowtable, left to the stack).
 import os
 
 from benchstats import median, ratio
-from guest.common import (PIN, Failed, Iperf3Server, devs_del, ip_batch,
-                          ip_forward, must, netns_del, netns_fresh,
-                          round_robin, run, run_json, tcp_udp_run,
-                          udp_layer, v6_off)
+from guest.common import (PIN, Failed, devs_del, ip_batch, iperf3_rounds,
+                          must, netns_del, netns_fresh, run, run_json,
+                          tcp_udp_run, udp_layer, v6_off)
 
 A, B = "xfbf_a", "xfbf_b"
 RA, RB, CA, CB = "fta0", "ftb0", "fa1", "fb1"
@@ -241,19 +240,11 @@ def run_section(ctx):
     for c, w in why.items():
         out.note("flowtable", "%s: not measured: %s" % (c, w))
     res = {c: {"tcp": [], "in": [], "sent": [], "xdp": 0} for c in cfgs}
-    srv = None
-    try:
-        topology()
-        with ip_forward():
-            srv = Iperf3Server(B, B_IP, PORT)
-            round_robin(out, "flowtable", cfgs, k.ft_reps, why,
-                        lambda cfg: up(ctx, cfg),
-                        lambda cfg, r: one_run(ctx, cfg, r, srv, res[cfg]),
-                        lambda: down(ctx))
-    finally:
-        if srv:
-            srv.stop()
-        cleanup(ctx)
+    iperf3_rounds(ctx, "flowtable", cfgs, k.ft_reps, why, (B, B_IP, PORT),
+                  topology, cleanup, up,
+                  lambda ctx, cfg, r, srv: one_run(ctx, cfg, r, srv,
+                                                   res[cfg]),
+                  down)
     report(ctx, cfgs, res, why)
 
 

@@ -35,10 +35,10 @@ with a plain redirect it moves with P's.
 """
 
 from benchstats import median, ratio
-from guest.common import (Failed, Iperf3Server, XdpFlow, devs_del,
-                          ip_batch, ip_forward, link_stats, must, netns_del,
-                          netns_fresh, round_robin, rule_in_hw,
-                          rule_packets, run, tcp_udp_run, udp_layer, v6_off)
+from guest.common import (Failed, XdpFlow, devs_del, ip_batch,
+                          iperf3_rounds, link_stats, must, netns_del,
+                          netns_fresh, rule_in_hw, rule_packets, run,
+                          tcp_udp_run, udp_layer, v6_off)
 
 CT, TX = "xfbp_ct", "xfbp_tx"
 D, S, X, P = "bpd0", "bps0", "bpx0", "bpp0"
@@ -172,21 +172,15 @@ def run_section(ctx):
     res = {c: {"tcp": [], "in": [], "dlv": [], "sent": [], "rule": 0,
                "x_tx": 0, "p_rx": 0} for c in cfgs}
     why = {}
-    srv = None
     saved = XdpFlow.param(PARAM) if ctx.xf else None
     try:
         cleanup(ctx)
-        topology()
-        with ip_forward():
-            srv = Iperf3Server(CT, P_IP, PORT)
-            round_robin(out, "peer", cfgs, k.peer_reps, why,
-                        lambda cfg: up(ctx, cfg),
-                        lambda cfg, r: one_run(ctx, cfg, r, srv, res[cfg]),
-                        lambda: down(ctx))
+        iperf3_rounds(ctx, "peer", cfgs, k.peer_reps, why,
+                      (CT, P_IP, PORT), topology, cleanup, up,
+                      lambda ctx, cfg, r, srv: one_run(ctx, cfg, r, srv,
+                                                       res[cfg]),
+                      down)
     finally:
-        if srv:
-            srv.stop()
-        cleanup(ctx)
         if saved is not None:
             try:
                 XdpFlow.set_param(PARAM, saved)
