@@ -1253,11 +1253,8 @@ static int rule_link(struct table *t, struct trule *r, unsigned int n)
 	/* the connection's entry before a frame can meet the rule */
 	if (r->rule.ft_conn) {
 		err = conn_ref(t, r->rule.ft_conn);
-		if (err) {
-			free(r);
-			mask_gc(t);
-			return err;
-		}
+		if (err)
+			goto fail_free;
 	}
 
 	/* A reader may still hold this id from a rule just deleted. */
@@ -1322,6 +1319,7 @@ fail_undo:
 fail:
 	if (r->rule.ft_conn)
 		conn_unref(t, r->rule.ft_conn);
+fail_free:
 	free(r);
 	mask_gc(t);
 	return err;

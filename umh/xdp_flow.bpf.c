@@ -1825,8 +1825,7 @@ __noinline int xdp_flow_edit(struct xdp_md *ctx, __u32 rule_id)
 			&l, 1))
 		return 1;
 	len = ctx->data_end - ctx->data;
-	if (rule->actions[0].id == XDP_FLOW_ACTION_FT_ROUTE &&
-	    ft_conn_ended(rule, &l))
+	if (ft_conn_ended(rule, &l))
 		return 1;
 
 	/* First pass: would TC do exactly this? */

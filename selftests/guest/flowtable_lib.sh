@@ -9,12 +9,37 @@
 
 FT_TABLE=xfft
 FT_UDP_TIMEOUT=net.netfilter.nf_flowtable_udp_timeout
+FT_TCP_TIMEOUT=net.netfilter.nf_flowtable_tcp_timeout
 FT_TMPD=$(mktemp -d /tmp/xf-ft.XXXXXX)
+FT_SYSCTLS=()	# "name=value" as they were before ft_sysctl
 
-# ft_cleanup: for the EXIT trap: the tables, the scene, the module,
-# conntrack's entries, FT_TMPD.
+# ft_sysctl <name> <value>: set a sysctl for a while; ft_sysctl_restore
+# (or ft_cleanup) puts back the value it had before the first change.
+ft_sysctl()
+{
+	local old
+
+	old=$(sysctl -n "$1") || return 1
+	FT_SYSCTLS+=("$1=$old")
+	sysctl -qw "$1=$2"
+}
+
+# ft_sysctl_restore: what ft_sysctl changed, back as it was.
+ft_sysctl_restore()
+{
+	local i
+
+	for ((i = ${#FT_SYSCTLS[@]} - 1; i >= 0; i--)); do
+		sysctl -qw "${FT_SYSCTLS[i]}"
+	done
+	FT_SYSCTLS=()
+}
+
+# ft_cleanup: for the EXIT trap: the sysctls, the tables, the scene, the
+# module, conntrack's entries, FT_TMPD.
 ft_cleanup()
 {
+	ft_sysctl_restore
 	nft delete table inet $FT_TABLE 2>/dev/null
 	nft delete table netdev xfho 2>/dev/null
 	xf_test_cleanup

@@ -40,17 +40,9 @@ source "$XF_ROOT/selftests/guest/flowtable_lib.sh"
 
 N=40
 T=$FT_TABLE
-UDP_TIMEOUT=$FT_UDP_TIMEOUT
 
 TMPD=$FT_TMPD
-saved_timeout=
-
-cleanup()
-{
-	[ -n "$saved_timeout" ] && sysctl -qw "$UDP_TIMEOUT=$saved_timeout"
-	ft_cleanup
-}
-trap cleanup EXIT
+trap ft_cleanup EXIT
 
 ft_require
 xf_test_setup || exit 1
@@ -323,10 +315,9 @@ RET=0
 # on only if the counters' last use reaches the flowtable. If it did not,
 # the flow would expire, its packets go to software, and the kernel offer
 # it again: a new rule, counting from 0.
-saved_timeout=$(sysctl -n $UDP_TIMEOUT)
-check_err $? "no $UDP_TIMEOUT"
 to=$((3 * XF_PACE))
-sysctl -qw "$UDP_TIMEOUT=$to"
+ft_sysctl $FT_UDP_TIMEOUT $to
+check_err $? "cannot set $FT_UDP_TIMEOUT"
 udp_flow 4003 5003 10.0.2.1 10.0.2.254
 check_err $? "cannot send the first packets"
 sel='.key.src_port == 4003'
@@ -345,8 +336,7 @@ p1=$(wait_value $((p0 + sent)) $((5 * XF_PACE)) snmp xfb UdpNoPorts)
 c=$(ct_offloaded udp)
 [ "$x1" = $sent ] && [ "$((p1 - p0))" = $sent ] && [ "$c" -ge 1 ]
 check_err $? "for $((3 * to)) s with a flowtable timeout of $to s: XDP counted $x1 of $sent, xfb took $((p1 - p0)); $c UDP entries HW_OFFLOAD"
-sysctl -qw "$UDP_TIMEOUT=$saved_timeout"
-saved_timeout=
+ft_sysctl_restore
 log_test "a flow outlives the flowtable's timeout ($to s) three times over while XDP carries it: $sent packets, all counted in XDP"
 
 RET=0

@@ -29,33 +29,18 @@ N=30
 TCP_BYTES=300000
 TMPD=$FT_TMPD
 
+trap ft_cleanup EXIT
+ft_require
+xf_test_setup || exit 1
 # A flow the flowtable holds expires after 30 s without a packet it saw
 # (software) or counted (offloaded): on a slow kernel the steps between a
 # connection's first packets and its datagrams take longer than that, and
 # the connection would be offered again mid-run. Both runs get the same
 # longer timeouts there.
-FT_TIMEOUTS="net.netfilter.nf_flowtable_udp_timeout net.netfilter.nf_flowtable_tcp_timeout"
-saved_timeouts=()
-
-cleanup()
-{
-	local i=0 t
-
-	for t in $FT_TIMEOUTS; do
-		[ -n "${saved_timeouts[i]:-}" ] && sysctl -qw "$t=${saved_timeouts[i]}"
-		i=$((i + 1))
-	done
-	ft_cleanup
-}
-trap cleanup EXIT
-ft_require
-xf_test_setup || exit 1
 if [ "$XF_PACE" -gt 1 ]; then
-	modprobe nf_flow_table || exit 1
-	for t in $FT_TIMEOUTS; do
-		saved_timeouts+=("$(sysctl -n "$t")") &&
-			sysctl -qw "$t=$((30 * XF_PACE))" || exit 1
-	done
+	modprobe nf_flow_table &&
+		ft_sysctl $FT_UDP_TIMEOUT $((30 * XF_PACE)) &&
+		ft_sysctl $FT_TCP_TIMEOUT $((30 * XF_PACE)) || exit 1
 fi
 
 # The client counters: what reaches veth_a and veth_b (the router's way out
