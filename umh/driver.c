@@ -8,7 +8,8 @@
  *   attach <dev|ifindex> [generic|tc]   detach <dev|ifindex>
  *   add id=N (prio=P | order=O) [software] [dev=D | ifindex=I]
  *       [dst_mac=M[/M]] [src_mac=M[/M]] [eth_type=T] [vlan_id=V]
- *       [vlan_prio=P] [ip_proto=udp|tcp|sctp|icmp|icmpv6|N] [tos=T[/M]]
+ *       [vlan_prio=P] [vlan_tpid=T[/M]] [pppoe_sid=S[/M]]
+ *       [ppp_proto=ip|ipv6|N] [ip_proto=udp|tcp|sctp|icmp|icmpv6|N] [tos=T[/M]]
  *       [ttl=T[/M]] [src_ip=A[/len]] [dst_ip=A[/len]] [src_port=P[/M]]
  *       [dst_port=P[/M]] [src_range=MIN-MAX] [dst_range=MIN-MAX]
  *       [tcp_flags=F[/M]] [frag=F[/M]] [icmp_type=T]
@@ -255,6 +256,14 @@ static int parse_field(const char *name, const char *val,
 		m->vlan_tpid = 0xffff;
 		return 0;
 	}
+	if (!strcmp(name, "vlan_tpid"))
+		return parse_num(val, &k->vlan_tpid, &m->vlan_tpid, 2);
+	if (!strcmp(name, "pppoe_sid"))
+		return parse_num(val, &k->pppoe_sid, &m->pppoe_sid, 2);
+	if (!strcmp(name, "ppp_proto"))
+		return parse_num(!strcmp(val, "ip") ? "0x0021" :
+				 !strcmp(val, "ipv6") ? "0x0057" : val,
+				 &k->ppp_proto, &m->ppp_proto, 2);
 	if (!strcmp(name, "ip_proto"))
 		return parse_proto(val, k, m);
 	if (!strcmp(name, "tos"))

@@ -168,7 +168,8 @@ static const struct {
 	KEY_FIELD(ip_tos), KEY_FIELD(ip_ttl), KEY_FIELD(ip_frag),
 	KEY_FIELD(tcp_flags), KEY_FIELD(ip_src), KEY_FIELD(ip_dst),
 	KEY_FIELD(l4_src), KEY_FIELD(l4_dst), KEY_FIELD(arp_sha),
-	KEY_FIELD(arp_tha), KEY_FIELD(chain),
+	KEY_FIELD(arp_tha), KEY_FIELD(chain), KEY_FIELD(pppoe_sid),
+	KEY_FIELD(ppp_proto),
 };
 
 static const char *key_field_name(size_t off)
@@ -190,12 +191,36 @@ static bool action_is_terminal(__u32 id)
 	       id == XDP_FLOW_ACTION_REDIRECT || id == XDP_FLOW_ACTION_GOTO;
 }
 
+/*
+ * A PPPoE action (action @i) works on a frame without VLAN tags: the
+ * rule's match must say how many tags its frames carry (the outer tag's
+ * protocol is matched, 0 for none), and as many VLAN pops must come
+ * before it, and no push.
+ */
+static bool pppoe_untagged(const struct xdp_flow_rule *r, unsigned int i)
+{
+	unsigned int tags, pops = 0, k;
+
+	if (r->mask.vlan_tpid != 0xffff ||
+	    (r->key.vlan_tpid && r->mask.cvlan_tpid != 0xffff))
+		return false;
+	tags = !!r->key.vlan_tpid + !!r->key.cvlan_tpid;
+	for (k = 0; k < i; k++) {
+		if (r->actions[k].id == XDP_FLOW_ACTION_VLAN_PUSH)
+			return false;
+		pops += r->actions[k].id == XDP_FLOW_ACTION_VLAN_POP;
+	}
+	return pops >= tags;
+}
+
 /* What the XDP program relies on, checked again here so that a rule it
  * cannot execute is refused rather than run: rewrites (pedit and csum
  * before VLAN actions), then exactly one terminal action (drop, pass, goto
  * or redirect), the last; rewrites only before a redirect. A flowtable's
- * rule starts with FT_ROUTE, has its NAT actions before VLAN actions, no
- * pedit or csum, and ends in a redirect.
+ * rule starts with FT_ROUTE, has its NAT actions before VLAN and PPPoE
+ * actions, no pedit or csum, and ends in a redirect; its PPPoE actions
+ * work on untagged frames, and it pops PPPoE only from frames its match
+ * takes as PPPoE.
  */
 static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 			bool *vlan, char *msg, size_t len)
@@ -292,6 +317,24 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 		*vlan = true;
 		return 0;
 	case XDP_FLOW_ACTION_VLAN_POP:
+		*vlan = true;
+		return 0;
+	case XDP_FLOW_ACTION_PPPOE_PUSH:
+	case XDP_FLOW_ACTION_PPPOE_POP:
+		if (!ft || !pppoe_untagged(r, i)) {
+			snprintf(msg, len,
+				 "action %u: pppoe outside a flowtable's rule, or on frames that may carry a vlan tag",
+				 i);
+			return -EINVAL;
+		}
+		if (a->id == XDP_FLOW_ACTION_PPPOE_POP &&
+		    (r->mask.ppp_proto != 0xffff || !r->key.ppp_proto ||
+		     r->mask.pppoe_sid != 0xffff)) {
+			snprintf(msg, len,
+				 "action %u: pppoe pop of frames not matched as a pppoe session",
+				 i);
+			return -EINVAL;
+		}
 		*vlan = true;
 		return 0;
 	}

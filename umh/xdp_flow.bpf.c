@@ -46,6 +46,21 @@ struct vlan_tag {
 	__be16	encap_proto;
 };
 
+/* A PPPoE session header (RFC 2516) and the PPP protocol after it. */
+struct pppoe_ses {
+	__u8	vertype;	/* version 1, type 1: 0x11 */
+	__u8	code;		/* 0 in session frames */
+	__be16	sid;
+	__be16	length;		/* of what follows the header, PPP protocol
+				 * included
+				 */
+	__be16	ppp_proto;
+};
+
+#define PPPOE_VERTYPE	0x11
+#define PPP_IP		0x0021
+#define PPP_IPV6	0x0057
+
 /* ARP for Ethernet and IPv4, the only kind the flow dissector keys on. */
 struct arp_eth_ipv4 {
 	__be16	hrd;
@@ -301,6 +316,7 @@ _Static_assert(KEY_OFF(eth_dst) == 4 && KEY_OFF(eth_src) == 10 &&
 	       KEY_OFF(ip_src) == 32 && KEY_OFF(ip_dst) == 48 &&
 	       KEY_WORD(l4_src) == 8 && KEY_OFF(arp_sha) == 68 &&
 	       KEY_OFF(arp_tha) == 74 && KEY_OFF(chain) == 80 &&
+	       KEY_WORD(pppoe_sid) == 10 && KEY_WORD(ppp_proto) == 10 &&
 	       XDP_FLOW_KEY_WORDS == 11,
 	       "the parser's words follow struct xdp_flow_key");
 
@@ -311,6 +327,23 @@ static __always_inline int is_vlan(__be16 proto)
 {
 	return proto == bpf_htons(ETH_P_8021Q) ||
 	       proto == bpf_htons(ETH_P_8021AD);
+}
+
+/*
+ * The EtherType of what a PPPoE session header carries: IPv4 or IPv6, else
+ * 0 (the frame is not parsed on). Only a well-formed header of version 1,
+ * type 1, code 0 counts; with a compressed (one-byte) PPP protocol the
+ * flowtable's software path finds no flow either.
+ */
+static __always_inline __be16 pppoe_inner(const struct pppoe_ses *ps)
+{
+	if (ps->vertype != PPPOE_VERTYPE || ps->code)
+		return 0;
+	if (ps->ppp_proto == bpf_htons(PPP_IP))
+		return bpf_htons(ETH_P_IP);
+	if (ps->ppp_proto == bpf_htons(PPP_IPV6))
+		return bpf_htons(ETH_P_IPV6);
+	return 0;
 }
 
 /*
@@ -527,7 +560,7 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 	kw[0] = KEY_AT(ifindex, ifindex, 4) |
 		KEY_AT(pkt_u32(eth->h_dest), eth_dst, 4);
 	kw[1] = pkt_u64(&eth->h_dest[4]);
-	kw[10] = 0;	/* chain 0 */
+	kw[10] = 0;	/* chain 0, no PPPoE */
 	proto = pkt_u16(&eth->h_proto);
 	nh = eth + 1;
 	/* TC sees the frame without its Ethernet header... */
@@ -557,6 +590,24 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 		off += sizeof(*vt);
 		if (is_vlan(proto))
 			return XDP_PASS;
+	}
+	/*
+	 * A PPPoE session: keyed on what it carries, as flower's dissector
+	 * does, and on the session. Only a flowtable's rule acts on such a
+	 * frame (xdp_flow()); TC counts the header, the flowtable does not.
+	 */
+	if (proto == bpf_htons(ETH_P_PPP_SES)) {
+		struct pppoe_ses *ps = nh;
+
+		if ((void *)(ps + 1) > data_end)
+			return XDP_PASS;
+		proto = pppoe_inner(ps);
+		if (!proto)
+			return XDP_PASS;
+		kw[10] = KEY_AT(ps->sid, pppoe_sid, 2) |
+			 KEY_AT(ps->ppp_proto, ppp_proto, 2);
+		nh = ps + 1;
+		off += sizeof(*ps);
 	}
 	kw[2] = w2 | KEY_AT(proto, n_proto, 2);
 
@@ -1023,6 +1074,7 @@ struct edit_layout {
 	__u8	frag;		/* an IPv4 fragment, the first included */
 	__u8	tcp_fin_rst;	/* a TCP header with FIN or RST */
 	__u8	l4hlen;		/* TCP or UDP header length */
+	__u8	pppoe;		/* a PPPoE session header before noff */
 };
 
 static __always_inline __u32 csum_fold(__u64 s)
@@ -1395,6 +1447,75 @@ static __always_inline int vlan_pop(struct xdp_md *ctx)
 	return bpf_xdp_adjust_head(ctx, sizeof(struct vlan_tag)) ? -1 : 0;
 }
 
+/*
+ * PPPOE_PUSH on an untagged IPv4 or IPv6 frame: the header as
+ * pppoe_xmit() and the flowtable's nf_flow_pppoe_push() write it.
+ */
+static __always_inline int pppoe_push(struct xdp_md *ctx, __be16 sid)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct pppoe_ses *ps;
+	__u32 *w, a, b, c, len;
+	__be16 ppp;
+
+	if (data + ETH_HLEN > data_end)
+		return -1;
+	if (((__be16 *)data)[6] == bpf_htons(ETH_P_IP))
+		ppp = bpf_htons(PPP_IP);
+	else if (((__be16 *)data)[6] == bpf_htons(ETH_P_IPV6))
+		ppp = bpf_htons(PPP_IPV6);
+	else
+		return -1;
+	len = data_end - data - ETH_HLEN + sizeof(ppp);
+	if (bpf_xdp_adjust_head(ctx, -(int)(sizeof(*ps))))
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (data + ETH_HLEN + sizeof(*ps) > data_end)
+		return -1;
+	w = data;
+	a = w[2];
+	b = w[3];
+	c = w[4];
+	w[0] = a;
+	w[1] = b;
+	w[2] = c;
+	((__be16 *)data)[6] = bpf_htons(ETH_P_PPP_SES);
+	ps = data + ETH_HLEN;
+	ps->vertype = PPPOE_VERTYPE;
+	ps->code = 0;
+	ps->sid = sid;
+	ps->length = bpf_htons(len);
+	ps->ppp_proto = ppp;
+	return 0;
+}
+
+/* PPPOE_POP: the PPP protocol becomes the EtherType. */
+static __always_inline int pppoe_pop(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct pppoe_ses *ps = data + ETH_HLEN;
+	__u32 *w = data, a, b, c;
+	__be16 proto;
+
+	if ((void *)(ps + 1) > data_end ||
+	    ((__be16 *)data)[6] != bpf_htons(ETH_P_PPP_SES))
+		return -1;
+	proto = pppoe_inner(ps);
+	if (!proto)
+		return -1;
+	a = w[0];
+	b = w[1];
+	c = w[2];
+	w[2] = a;
+	w[3] = b;
+	w[4] = c;
+	((__be16 *)data)[10] = proto;
+	return bpf_xdp_adjust_head(ctx, sizeof(*ps)) ? -1 : 0;
+}
+
 static __always_inline void vlan_modify(struct xdp_md *ctx,
 					const struct xdp_flow_action *a)
 {
@@ -1439,6 +1560,18 @@ static __always_inline int edit_layout(void *data, void *data_end,
 		 */
 		if (is_vlan(proto))
 			return -1;
+	}
+	/* Only a flowtable's rule edits a PPPoE frame (xdp_flow_edit()). */
+	if (proto == bpf_htons(ETH_P_PPP_SES)) {
+		struct pppoe_ses *ps = data + noff;
+
+		if ((void *)(ps + 1) > data_end)
+			return -1;
+		proto = pppoe_inner(ps);
+		if (!proto)
+			return -1;
+		noff += sizeof(*ps);
+		l->pppoe = 1;
 	}
 	l->noff = noff;
 	l->proto = proto;
@@ -1748,6 +1881,8 @@ __noinline int xdp_flow_act_check(const struct edit_layout *l,
 		return csum_check(l, a->csum_flags) ? 1 : 0;
 	case XDP_FLOW_ACTION_FT_ROUTE:
 		return ft_route_check(l, a, frame_len, 0);
+	case XDP_FLOW_ACTION_PPPOE_POP:
+		return !l->pppoe;
 	}
 	return 0;
 }
@@ -1790,6 +1925,10 @@ __noinline int xdp_flow_act(struct xdp_md *ctx, const struct edit_layout *l,
 	case XDP_FLOW_ACTION_VLAN_MODIFY:
 		vlan_modify(ctx, a);
 		return 0;
+	case XDP_FLOW_ACTION_PPPOE_PUSH:
+		return pppoe_push(ctx, a->pppoe_sid);
+	case XDP_FLOW_ACTION_PPPOE_POP:
+		return pppoe_pop(ctx);
 	case XDP_FLOW_ACTION_FT_ROUTE:
 		return xdp_flow_ft_route(ctx, l, a);
 	case XDP_FLOW_ACTION_FT_PORTS:
@@ -1826,6 +1965,8 @@ __noinline int xdp_flow_edit(struct xdp_md *ctx, __u32 rule_id)
 		return 1;
 	len = ctx->data_end - ctx->data;
 	if (ft_conn_ended(rule, &l))
+		return 1;
+	if (l.pppoe && rule->actions[0].id != XDP_FLOW_ACTION_FT_ROUTE)
 		return 1;
 
 	/* First pass: would TC do exactly this? */
@@ -2033,6 +2174,9 @@ int xdp_flow(struct xdp_md *ctx)
 	ret = flow_decide(&key, &v);
 	if (ret == XDP_PASS)
 		return XDP_PASS;
+	/* A PPPoE frame: a flowtable's rule's, or the stack's. */
+	if (key.ppp_proto && (ret != XDP_REDIRECT || v.n < 2))
+		return XDP_PASS;
 	if (ret == XDP_REDIRECT && v.n > 1) {
 		int err = xdp_flow_edit(ctx, v.rule_id);
 
@@ -2041,6 +2185,9 @@ int xdp_flow(struct xdp_md *ctx)
 		if (err < 0)
 			return XDP_ABORTED;
 	}
+	/* The flowtable counts the packet without its PPPoE header. */
+	if (key.ppp_proto)
+		tc_len -= sizeof(struct pppoe_ses);
 	flow_count(&v, 1, tc_len);
 	return ret == XDP_DROP ? XDP_DROP : bpf_redirect(v.ifindex, 0);
 }
@@ -2315,7 +2462,10 @@ int xdp_flow_tc(struct __sk_buff *skb)
 		       KEY_AT(bpf_htons(skb->vlan_tci & ~VLAN_DEI), vlan_tci, 2);
 	ret = parse_frame(data, data_end, skb->len, skb->ingress_ifindex, vlan,
 			  (xdp_flow_word *)&key, &tc_len);
-	if (ret != PARSE_OK)
+	/* No skb helper takes a PPPoE header off (bpf_skb_adjust_room()
+	 * wants IP): PPPoE frames are the XDP hook's.
+	 */
+	if (ret != PARSE_OK || key.ppp_proto)
 		return TCX_NEXT;
 
 	ret = flow_decide(&key, &v);

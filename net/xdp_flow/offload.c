@@ -1079,7 +1079,9 @@ static u64 xdp_flow_ft_conn(const struct flow_offload_tuple *tuple)
 }
 
 /* A flowtable's offer: the cookie is the flow's tuple of that direction,
- * alive while the flowtable calls us.
+ * alive while the flowtable calls us. The offer has no match for a PPPoE
+ * session its frames arrive in (hardware parses it by itself): the tuple
+ * has.
  */
 static int xdp_flow_ft_translate(struct flow_cls_offload *f,
 				 const struct xdp_flow_target *target,
@@ -1087,9 +1089,19 @@ static int xdp_flow_ft_translate(struct flow_cls_offload *f,
 				 struct netlink_ext_ack *ext)
 {
 	const struct flow_offload_tuple *tuple = (void *)f->cookie;
+	struct xdp_flow_ft_flow flow = {
+		.conn = xdp_flow_ft_conn(tuple),
+		.mtu = tuple->mtu,
+	};
+	int i;
 
-	return xdp_flow_translate_ft(f, target, tuple->mtu,
-				     xdp_flow_ft_conn(tuple), rule, ext);
+	for (i = 0; i < tuple->encap_num && i < NF_FLOW_TABLE_ENCAP_MAX; i++) {
+		if (tuple->encap[i].proto == htons(ETH_P_PPP_SES)) {
+			flow.pppoe = true;
+			flow.pppoe_sid = tuple->encap[i].id;
+		}
+	}
+	return xdp_flow_translate_ft(f, target, &flow, rule, ext);
 }
 
 /*

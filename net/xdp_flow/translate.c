@@ -15,6 +15,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/netdevice.h>
+#include <linux/ppp_defs.h>
 #include <linux/rtnetlink.h>
 #include <linux/tcp.h>
 #include <net/flow_offload.h>
@@ -936,6 +937,16 @@ static int xdp_flow_rule_finish(struct xdp_flow_rule *rule, const char *why,
 
 /* --- nftables flowtables (TC_SETUP_FT) --- */
 
+static bool xdp_flow_rule_has(const struct xdp_flow_rule *r, u32 id)
+{
+	u32 i;
+
+	for (i = 0; i < r->nr_actions; i++)
+		if (r->actions[i].id == id)
+			return true;
+	return false;
+}
+
 /* The TCP flags a flowtable's offer matches clear (nf_flow_rule_match()). */
 #define XDP_FLOW_TCP_FIN_RST \
 	cpu_to_be16(be32_to_cpu(TCP_FLAG_RST | TCP_FLAG_FIN) >> 16)
@@ -1059,16 +1070,19 @@ static const char *xdp_flow_ft_nat(const struct xdp_flow_ft_edit *e,
 
 /*
  * The actions of a flowtable's offer: FT_ROUTE (with the MTU of the
- * flow's route, @mtu, and the Ethernet addresses the offer sets), the NAT
- * rewrites, the VLAN pops and pushes, the redirect. The offer's csum
- * entry is what the NAT actions do incrementally, as the software path.
+ * flow's route and the Ethernet addresses the offer sets), the NAT
+ * rewrites, the VLAN pops, the PPPoE pop the offer leaves out (@flow's
+ * frames arrive in a PPPoE session), the PPPoE and VLAN pushes in the
+ * offer's order (inner first), the redirect. The offer's csum entry is
+ * what the NAT actions do incrementally, as the software path.
  */
 static const char *xdp_flow_ft_actions(struct flow_rule *fr,
 				       const struct xdp_flow_target *t,
-				       u16 mtu, bool v6,
-				       struct xdp_flow_rule *r)
+				       const struct xdp_flow_ft_flow *flow,
+				       bool v6, struct xdp_flow_rule *r)
 {
 	struct xdp_flow_action vlan[XDP_FLOW_MAX_ACTIONS] = {};
+	unsigned int npop = 0;
 	struct xdp_flow_ft_edit e = { .first = -1 };
 	struct xdp_flow_action *route = &r->actions[0];
 	struct flow_action_entry *act;
@@ -1086,12 +1100,25 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
 			break;
 		case FLOW_ACTION_VLAN_POP:
 		case FLOW_ACTION_VLAN_PUSH:
-			if (nvlan == ARRAY_SIZE(vlan))
+			if (nvlan == ARRAY_SIZE(vlan) - 1)
 				return "xdp_flow: too many VLAN actions in a flowtable flow";
-			if (act->id == FLOW_ACTION_VLAN_POP)
+			if (act->id == FLOW_ACTION_VLAN_POP) {
+				if (npop != nvlan)
+					return "xdp_flow: flowtable VLAN pop after a push";
 				vlan[nvlan].id = XDP_FLOW_ACTION_VLAN_POP;
-			else
+				npop++;
+			} else {
 				why = xdp_flow_vlan(act, r, &vlan[nvlan]);
+			}
+			nvlan++;
+			break;
+		case FLOW_ACTION_PPPOE_PUSH:
+			if (nvlan == ARRAY_SIZE(vlan) - 1)
+				return "xdp_flow: too many VLAN actions in a flowtable flow";
+			if (nvlan > npop)
+				return "xdp_flow: flowtable PPPoE push inside a VLAN push";
+			vlan[nvlan].id = XDP_FLOW_ACTION_PPPOE_PUSH;
+			vlan[nvlan].pppoe_sid = htons(act->pppoe.sid);
 			nvlan++;
 			break;
 		case FLOW_ACTION_REDIRECT:
@@ -1099,8 +1126,6 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
 				return "xdp_flow: cannot offload a flowtable flow with two outputs";
 			out = act->dev;
 			break;
-		case FLOW_ACTION_PPPOE_PUSH:
-			return "xdp_flow: cannot offload PPPoE encapsulation of flowtable flows";
 		case FLOW_ACTION_TUNNEL_ENCAP:
 		case FLOW_ACTION_TUNNEL_DECAP:
 			return "xdp_flow: cannot offload tunnels of flowtable flows";
@@ -1116,11 +1141,18 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
 		return "xdp_flow: redirect target takes no XDP frames";
 	if (e.eth_set != 0xfff)
 		return "xdp_flow: flowtable flow without both Ethernet addresses";
-	if (!mtu)
+	if (!flow->mtu)
 		return "xdp_flow: flowtable flow without an MTU";
+	if (flow->pppoe) {
+		memmove(&vlan[npop + 1], &vlan[npop],
+			(nvlan - npop) * sizeof(vlan[0]));
+		memset(&vlan[npop], 0, sizeof(vlan[0]));
+		vlan[npop].id = XDP_FLOW_ACTION_PPPOE_POP;
+		nvlan++;
+	}
 
 	route->id = XDP_FLOW_ACTION_FT_ROUTE;
-	route->ft_route.mtu = mtu;
+	route->ft_route.mtu = flow->mtu;
 	memcpy(route->ft_route.eth_dst, e.eth, ETH_ALEN);
 	memcpy(route->ft_route.eth_src, e.eth + ETH_ALEN, ETH_ALEN);
 	r->nr_actions = 1;
@@ -1143,25 +1175,32 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
  *	an XDP rule
  * @f: the flowtable's FLOW_CLS_REPLACE request
  * @t: the device it is offered on
- * @mtu: the MTU of the flow's route in this direction
- * @conn: the flow's key, the same for both directions (non-zero)
+ * @flow: what the offer leaves out
  * @rule: filled in; id and order are the caller's
  * @extack: where the reason for a refusal goes
  *
  * The offer matches TCP FIN and RST clear; the rule takes them too, and
  * the datapath sends them to the stack, where the flowtable tears the
- * flow down, and from then on every frame of @conn (struct
+ * flow down, and from then on every frame of @flow's connection (struct
  * xdp_flow_rule's @ft_conn), as the flowtable's software path does.
+ *
+ * The software path finds a flow by its VLAN tags and PPPoE session too:
+ * the rule matches the tags the offer names, no tag where it names none,
+ * and the session or its absence. A device that may hide tags from XDP
+ * keeps its flows in software, and so does the TC hook a PPPoE flow (no
+ * skb helper takes the header off).
  *
  * Return: as xdp_flow_translate(): 0, or -EOPNOTSUPP with @rule a
  * software rule.
  */
 int xdp_flow_translate_ft(struct flow_cls_offload *f,
-			  const struct xdp_flow_target *t, u16 mtu, u64 conn,
+			  const struct xdp_flow_target *t,
+			  const struct xdp_flow_ft_flow *flow,
 			  struct xdp_flow_rule *rule,
 			  struct netlink_ext_ack *extack)
 {
 	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
+	struct xdp_flow_key *k = &rule->key, *m = &rule->mask;
 	const char *why;
 
 	xdp_flow_rule_reset(rule, f, 0);
@@ -1172,13 +1211,30 @@ int xdp_flow_translate_ft(struct flow_cls_offload *f,
 		     (rule->key.n_proto != htons(ETH_P_IP) &&
 		      rule->key.n_proto != htons(ETH_P_IPV6))))
 		why = "xdp_flow: flowtable flow of another protocol than IPv4 or IPv6";
+	if (!why && t->vlan_hidden)
+		why = "xdp_flow: flowtable flows need the VLAN tags in XDP (rxvlan off)";
 	if (!why)
-		why = xdp_flow_ft_actions(fr, t, mtu,
-					  rule->key.n_proto == htons(ETH_P_IPV6),
+		why = xdp_flow_ft_actions(fr, t, flow,
+					  k->n_proto == htons(ETH_P_IPV6),
 					  rule);
+	if (!why && t->tc_hook &&
+	    (flow->pppoe || xdp_flow_rule_has(rule, XDP_FLOW_ACTION_PPPOE_PUSH)))
+		why = "xdp_flow: PPPoE flowtable flows need the XDP hook";
 	if (!why) {
-		rule->mask.tcp_flags &= ~XDP_FLOW_TCP_FIN_RST;
-		rule->ft_conn = conn;
+		m->tcp_flags &= ~XDP_FLOW_TCP_FIN_RST;
+		rule->ft_conn = flow->conn;
+		/* no tag where the offer names none */
+		if (!m->vlan_tpid)
+			m->vlan_tpid = htons(0xffff);
+		else if (!m->cvlan_tpid)
+			m->cvlan_tpid = htons(0xffff);
+		m->pppoe_sid = htons(0xffff);
+		m->ppp_proto = htons(0xffff);
+		if (flow->pppoe) {
+			k->pppoe_sid = htons(flow->pppoe_sid);
+			k->ppp_proto = htons(k->n_proto == htons(ETH_P_IPV6) ?
+					     PPP_IPV6 : PPP_IP);
+		}
 	}
 	return xdp_flow_rule_finish(rule, why, extack);
 }

@@ -283,8 +283,25 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 		       const struct xdp_flow_target *t,
 		       struct xdp_flow_rule *rule,
 		       struct netlink_ext_ack *extack);
+
+/**
+ * struct xdp_flow_ft_flow - what a flowtable's offer leaves out, read from
+ *	the flow it offers
+ * @conn: the flow's key, the same for both directions (non-zero)
+ * @mtu: the MTU of the flow's route in this direction
+ * @pppoe: the direction's frames arrive in a PPPoE session
+ * @pppoe_sid: that session's id
+ */
+struct xdp_flow_ft_flow {
+	u64 conn;
+	u16 mtu;
+	bool pppoe;
+	u16 pppoe_sid;
+};
+
 int xdp_flow_translate_ft(struct flow_cls_offload *f,
-			  const struct xdp_flow_target *t, u16 mtu, u64 conn,
+			  const struct xdp_flow_target *t,
+			  const struct xdp_flow_ft_flow *flow,
 			  struct xdp_flow_rule *rule,
 			  struct netlink_ext_ack *extack);
 

@@ -2057,6 +2057,183 @@ static void test_flowtable(void)
 	del_all();
 }
 
+/* @f (untagged) in a PPPoE session @sid: the header after the addresses. */
+static struct frame pppoe_wrap(const struct frame *f, __u16 sid)
+{
+	struct frame w;
+	__u16 type = f->b[12] << 8 | f->b[13];
+
+	eth(&w, f->b, f->b + 6, 0x8864);
+	put(&w, "\x11\x00", 2);
+	put16(&w, sid);
+	put16(&w, f->len - ETH_HLEN + 2);
+	put16(&w, type == ETH_P_IPV6 ? 0x0057 : 0x0021);
+	put(&w, f->b + ETH_HLEN, f->len - ETH_HLEN);
+	return w;
+}
+
+/*
+ * Runs @f (its packet at @noff) that rule @id forwards: a redirect, counted
+ * with the packet's bytes (@bytes), leaving as @want (packet at @wnoff),
+ * every byte equal but the checksums, whose residues stay.
+ */
+static void expect_ft_encap(const char *what, const struct frame *f,
+			    size_t noff, __u32 id, __u64 bytes,
+			    const struct frame *want, size_t wnoff)
+{
+	struct xdp_flow_stats before = stats(id), after;
+	struct frame out, a, b;
+	int got;
+
+	got = run_out(f, &out);
+	after = stats(id);
+	if (got != XDP_REDIRECT) {
+		fail("%s: verdict %s (%d), expected REDIRECT", what,
+		     verdict_name(got), got);
+		return;
+	}
+	if (after.packets - before.packets != 1 ||
+	    after.bytes - before.bytes != bytes)
+		fail("%s: counted %llu packets, %llu bytes, not 1 and %llu",
+		     what, (unsigned long long)(after.packets - before.packets),
+		     (unsigned long long)(after.bytes - before.bytes),
+		     (unsigned long long)bytes);
+	if (out.len != want->len) {
+		fail("%s: %zu bytes left, not %zu", what, out.len, want->len);
+		return;
+	}
+	a = out;
+	b = *want;
+	clear_csums(&a, wnoff);
+	clear_csums(&b, wnoff);
+	if (memcmp(a.b, b.b, a.len))
+		fail("%s: the frame that left differs from the software path's",
+		     what);
+	if (l4_sum(&out, wnoff) != l4_sum(f, noff))
+		fail("%s: transport checksum residue changed", what);
+}
+
+/*
+ * PPPoE, as a router with a PPPoE uplink has it: the flowtable pushes the
+ * session's header on the way out (the offer's PPPOE_PUSH) and the module
+ * adds the pop the offer leaves out for the way in, whose rule matches the
+ * session. Frames of any other session, and plain frames, are not the
+ * rule's; a PPPoE frame goes nowhere but through a flowtable's rule. The
+ * TC hook leaves PPPoE to the stack (the module does not offer it there).
+ */
+static void test_pppoe(void)
+{
+	struct xdp_flow_action in[] = {
+		ft_route(1500), ft_addr(true, "10.0.1.2"),
+		{ .id = XDP_FLOW_ACTION_PPPOE_POP },
+	};
+	struct xdp_flow_action out4[] = {
+		ft_route(1492), ft_addr(false, "192.0.2.1"),
+		{ .id = XDP_FLOW_ACTION_PPPOE_PUSH },
+	};
+	struct xdp_flow_action out6[] = {
+		ft_route(1492), { .id = XDP_FLOW_ACTION_PPPOE_PUSH },
+	};
+	struct xdp_flow_action small_mtu[] = {
+		ft_route(20), { .id = XDP_FLOW_ACTION_PPPOE_POP },
+	};
+	struct frame f, p, w, pw;
+
+	out4[2].pppoe_sid = htons(0x1234);
+	out6[1].pppoe_sid = htons(0x1234);
+
+	/* in: the session's frames lose the header, after DNAT */
+	add_ft(in, 3, "id=1 prio=1 dev=%d vlan_tpid=0 pppoe_sid=0x1234 ppp_proto=ip dst_ip=192.0.2.1 ip_proto=udp action=redirect:%d",
+	       IFINDEX, IFINDEX);
+	f = udp4("198.51.100.7", "192.0.2.1", 53, 40000);
+	fix_csums(&f, ETH_HLEN);
+	p = pppoe_wrap(&f, 0x1234);
+	w = ft_want(&f, NULL);
+	memcpy(w.b + ETH_HLEN + 16, "\x0a\x00\x01\x02", 4);
+	fix_csums(&w, ETH_HLEN);
+	if (tc_hook) {
+		expect_ft_stack("PPPoE in", &p, 1);
+	} else {
+		/* the flowtable counts the packet without the header */
+		expect_ft_encap("PPPoE in: pop, DNAT, TTL - 1", &p, ETH_HLEN + 8,
+				1, f.len - ETH_HLEN, &w, ETH_HLEN);
+	}
+	expect_ft_stack("PPPoE in, another session", (pw = pppoe_wrap(&f, 0x1235), &pw), 1);
+	expect_ft_stack("the same packet outside the session", &f, 1);
+	pw = p;
+	pw.b[ETH_HLEN] = 0x12;
+	expect_ft_stack("PPPoE version 2", &pw, 1);
+	pw = p;
+	pw.b[ETH_HLEN + 6] = 0x00;
+	pw.b[ETH_HLEN + 7] = 0x57;
+	expect_ft_stack("IPv4 labelled as IPv6 by PPP", &pw, 1);
+	add_ft(small_mtu, 2, "id=2 prio=1 dev=%d vlan_tpid=0 pppoe_sid=0x1234 ppp_proto=ip dst_ip=192.0.2.9 ip_proto=udp action=redirect:%d",
+	       IFINDEX, IFINDEX);
+	f = udp4("198.51.100.7", "192.0.2.9", 53, 40000);
+	fix_csums(&f, ETH_HLEN);
+	p = pppoe_wrap(&f, 0x1234);
+	expect_ft_stack("PPPoE in, over the MTU", &p, 2);
+
+	/* out: the header pushed, its length and PPP protocol right */
+	add_ft(out4, 3, "id=3 prio=1 dev=%d vlan_tpid=0 pppoe_sid=0/0xffff ppp_proto=0/0xffff src_ip=10.0.1.2 ip_proto=udp action=redirect:%d",
+	       IFINDEX, IFINDEX);
+	f = udp4("10.0.1.2", "198.51.100.7", 40000, 53);
+	fix_csums(&f, ETH_HLEN);
+	w = ft_want(&f, NULL);
+	memcpy(w.b + ETH_HLEN + 12, "\xc0\x00\x02\x01", 4);
+	fix_csums(&w, ETH_HLEN);
+	w = pppoe_wrap(&w, 0x1234);
+	if (tc_hook)
+		expect_ft_stack("PPPoE out", &f, 3);
+	else
+		expect_ft_encap("PPPoE out: SNAT, TTL - 1, push", &f, ETH_HLEN,
+				3, f.len - ETH_HLEN, &w, ETH_HLEN + 8);
+	p = pppoe_wrap(&f, 0x1234);
+	expect_ft_stack("a PPPoE frame of an outgoing flow", &p, 3);
+
+	add_ft(out6, 2, "id=4 prio=1 dev=%d vlan_tpid=0 pppoe_sid=0/0xffff ppp_proto=0/0xffff dst_ip=2001:db8:99::1 ip_proto=udp action=redirect:%d",
+	       IFINDEX, IFINDEX);
+	f = udp6("2001:db8:1::2", "2001:db8:99::1", 53);
+	fix_csums(&f, ETH_HLEN);
+	w = pppoe_wrap((pw = ft_want(&f, NULL), &pw), 0x1234);
+	if (tc_hook)
+		expect_ft_stack("PPPoE out, IPv6", &f, 4);
+	else
+		expect_ft_encap("PPPoE out, IPv6: hop limit - 1, push", &f,
+				ETH_HLEN, 4, f.len - ETH_HLEN, &w,
+				ETH_HLEN + 8);
+	del_all();
+
+	/* A rule of TC's that would see the inner packet: the stack's. */
+	add("id=5 prio=1 dev=%d eth_type=ipv4 dst_ip=192.0.2.1 action=drop",
+	    IFINDEX);
+	f = udp4("198.51.100.7", "192.0.2.1", 53, 40000);
+	fix_csums(&f, ETH_HLEN);
+	p = pppoe_wrap(&f, 0x1234);
+	expect_ft_stack("PPPoE frame that a drop rule of TC's matches", &p, 5);
+	del_all();
+	log_test("flowtable: PPPoE pop on the way in, push on the way out, only for the rule's session");
+
+	/* what the helper refuses */
+	if (add_ft(in, 3, "id=1 prio=1 dev=%d vlan_tpid=0 dst_ip=192.0.2.1 action=redirect:%d",
+		   IFINDEX, IFINDEX) != -EINVAL)
+		fail("PPPoE pop of frames not matched as PPPoE accepted");
+	if (add_ft(out4, 3, "id=1 prio=1 dev=%d src_ip=10.0.1.2 action=redirect:%d",
+		   IFINDEX, IFINDEX) != -EINVAL)
+		fail("PPPoE push on frames that may be tagged accepted");
+	{
+		struct xdp_flow_action pop_first[] = {
+			{ .id = XDP_FLOW_ACTION_PPPOE_POP },
+		};
+
+		if (add_ft(pop_first, 1, "id=1 prio=1 dev=%d vlan_tpid=0 pppoe_sid=1 ppp_proto=ip action=redirect:%d",
+			   IFINDEX, IFINDEX) != -EINVAL)
+			fail("PPPoE pop outside a flowtable's rule accepted");
+	}
+	del_all();
+	log_test("flowtable: PPPoE actions outside a flowtable's rule, or on frames not known untagged or PPPoE, are refused");
+}
+
 /* A shield, as the module sends one: from prio 5 on, IFINDEX's frames go
  * to the stack.
  */
@@ -2488,6 +2665,7 @@ static void test_all(void)
 	test_malformed_frames();
 	test_options_frags();
 	test_flowtable();
+	test_pppoe();
 	test_replace();
 	test_invalid();
 	test_recover();

@@ -224,7 +224,11 @@ struct xdp_flow_counter {
  * @arp_sha: ARP sender hardware address
  * @arp_tha: ARP target hardware address
  * @chain: the TC chain being classified in (0, or a goto's target)
- * @pad: zero
+ * @pppoe_sid: PPPoE session id, when a PPPoE session header follows the
+ *	VLAN tags (@n_proto is then the EtherType of the PPP protocol it
+ *	carries, as flower's dissector has it)
+ * @ppp_proto: that header's PPP protocol (PPP_IP or PPP_IPV6, the only
+ *	ones the program parses on); 0 without a PPPoE header
  *
  * All multi-byte fields are in network byte order except @ifindex. The size
  * is a multiple of 8 so that the XDP program can mask it a word at a time.
@@ -252,7 +256,8 @@ struct xdp_flow_key {
 	__u8	arp_sha[6];
 	__u8	arp_tha[6];
 	__u32	chain;
-	__u32	pad;
+	__be16	pppoe_sid;
+	__be16	ppp_proto;
 };
 
 enum xdp_flow_action_id {
@@ -282,6 +287,8 @@ enum xdp_flow_action_id {
 	XDP_FLOW_ACTION_FT_PORTS,	/* NAT: TCP or UDP ports */
 	XDP_FLOW_ACTION_FT_SRC_ADDR,	/* NAT: IPv4 or IPv6 source */
 	XDP_FLOW_ACTION_FT_DST_ADDR,	/* NAT: IPv4 or IPv6 destination */
+	XDP_FLOW_ACTION_PPPOE_PUSH,	/* push a PPPoE session header */
+	XDP_FLOW_ACTION_PPPOE_POP,	/* pop the PPPoE session header */
 	__XDP_FLOW_ACTION_MAX,
 };
 
@@ -341,6 +348,13 @@ enum xdp_flow_hdr {
  * @ft_ports.src: the new source port
  * @ft_ports.dst: the new destination port
  * @ft_ports.which: XDP_FLOW_FT_SPORT, XDP_FLOW_FT_DPORT
+ * @pppoe_sid: PPPOE_PUSH: the session id of the header pushed after the
+ *	Ethernet header (version 1, type 1, code 0, the length of what
+ *	follows it, and the PPP protocol of the frame's IPv4 or IPv6), as
+ *	the PPPoE device or the flowtable's software path writes it.
+ *	PPPOE_POP takes the header out again, the PPP protocol becoming the
+ *	EtherType (the frame must be a flowtable rule's own, whose match
+ *	holds the session).
  * @ft_addr: FT_SRC_ADDR, FT_DST_ADDR: the address is set (IPv4 in
  *	@ft_addr[0]), the IPv4 header checksum and the transport checksum
  *	(pseudo header) updated as csum_replace4() and
@@ -376,6 +390,7 @@ struct xdp_flow_action {
 			__u32	which;
 		} ft_ports;
 		__be32	ft_addr[4];
+		__be16	pppoe_sid;
 	};
 };
 
