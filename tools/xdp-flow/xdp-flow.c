@@ -944,6 +944,17 @@ static void print_key(const struct xdp_flow_rule *r)
 	}
 	key_mac("dst_mac", k->eth_dst, m->eth_dst);
 	key_mac("src_mac", k->eth_src, m->eth_src);
+	/* A PPPoE session, as flower names it (none matched: no field). */
+	if (m->ppp_proto && k->ppp_proto) {
+		key_num("pppoe_sid", ntohs(k->pppoe_sid), ntohs(m->pppoe_sid),
+			0xffff);
+		if (k->ppp_proto == htons(0x0021) || k->ppp_proto == htons(0x0057))
+			key_str("ppp_proto", k->ppp_proto == htons(0x0021) ?
+				"ip" : "ipv6");
+		else
+			key_hex("ppp_proto", ntohs(k->ppp_proto),
+				ntohs(m->ppp_proto));
+	}
 
 	if (m->ip_proto) {
 		if (arp) {
@@ -1111,6 +1122,25 @@ static void print_vlan(uint32_t i, const struct xdp_flow_action *a)
 	}
 }
 
+static void print_pppoe(uint32_t i, const struct xdp_flow_action *a)
+{
+	bool push = a->id == XDP_FLOW_ACTION_PPPOE_PUSH;
+
+	if (json) {
+		jw_obj_open(NULL);
+		jw_string("kind", "pppoe");
+		jw_string("op", push ? "push" : "pop");
+		if (push)
+			jw_u64("sid", ntohs(a->pppoe_sid));
+		jw_obj_close();
+	} else if (push) {
+		printf("  action order %u: pppoe push sid %u\n", i + 1,
+		       ntohs(a->pppoe_sid));
+	} else {
+		printf("  action order %u: pppoe pop\n", i + 1);
+	}
+}
+
 /* A flowtable's forwarding: route (with the MACs), NAT of ports or
  * addresses.
  */
@@ -1237,6 +1267,10 @@ static void print_actions(const struct xdp_flow_rule *r)
 		case XDP_FLOW_ACTION_VLAN_POP:
 		case XDP_FLOW_ACTION_VLAN_MODIFY:
 			print_vlan(i, a);
+			break;
+		case XDP_FLOW_ACTION_PPPOE_PUSH:
+		case XDP_FLOW_ACTION_PPPOE_POP:
+			print_pppoe(i, a);
 			break;
 		case XDP_FLOW_ACTION_FT_ROUTE:
 		case XDP_FLOW_ACTION_FT_PORTS:

@@ -161,6 +161,54 @@ static void rules(void)
 	s.bytes = 126;
 	s.lastused_ns = 0;
 	one_rule(&r, &s);
+
+	/* a flowtable's flow arriving in PPPoE session 0x1234: route, NAT,
+	 * pop the session's header, redirect
+	 */
+	memset(&r, 0, sizeof(r));
+	r.id = 7;
+	r.flags = XDP_FLOW_RULE_F_FLOWTABLE;
+	r.order = (XDP_FLOW_ORDER_NFT_BASE + 0ull) << 32;
+	r.cookie = 0x40;
+	r.key.ifindex = lo;
+	r.key.n_proto = htons(0x0800);
+	r.mask.n_proto = 0xffff;
+	r.mask.vlan_tpid = 0xffff;
+	r.key.pppoe_sid = htons(0x1234);
+	r.mask.pppoe_sid = 0xffff;
+	r.key.ppp_proto = htons(0x0021);
+	r.mask.ppp_proto = 0xffff;
+	r.key.ip_proto = IPPROTO_UDP;
+	r.mask.ip_proto = 0xff;
+	r.key.ip_dst[0] = htonl(0xc0000201);
+	r.mask.ip_dst[0] = 0xffffffff;
+	r.nr_actions = 4;
+	r.actions[0].id = XDP_FLOW_ACTION_FT_ROUTE;
+	r.actions[0].ft_route.mtu = 1500;
+	memcpy(r.actions[0].ft_route.eth_dst, "\x02\x00\x00\x00\x00\x0b", 6);
+	memcpy(r.actions[0].ft_route.eth_src, "\x02\x00\x00\x00\x00\x0c", 6);
+	r.actions[1].id = XDP_FLOW_ACTION_FT_DST_ADDR;
+	ip4(r.actions[1].ft_addr, "10.0.1.2");
+	r.actions[2].id = XDP_FLOW_ACTION_PPPOE_POP;
+	r.actions[3].id = XDP_FLOW_ACTION_REDIRECT;
+	r.actions[3].ifindex = lo;
+	s.id = 7;
+	s.packets = 2;
+	s.bytes = 92;
+	one_rule(&r, &s);
+
+	/* its other direction: pushed into the session */
+	r.id = 8;
+	r.key.pppoe_sid = 0;
+	r.key.ppp_proto = 0;
+	r.key.ip_dst[0] = 0;
+	r.mask.ip_dst[0] = 0;
+	r.actions[1].id = XDP_FLOW_ACTION_FT_SRC_ADDR;
+	ip4(r.actions[1].ft_addr, "192.0.2.1");
+	r.actions[2].id = XDP_FLOW_ACTION_PPPOE_PUSH;
+	r.actions[2].pppoe_sid = htons(0x1234);
+	s.id = 8;
+	one_rule(&r, &s);
 }
 
 static void devices(void)

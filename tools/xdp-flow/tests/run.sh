@@ -71,7 +71,7 @@ else
 	fi
 	for mode in j jp; do
 		got=$("$pt" $mode | jq -c '[.rules[] | [.dev, .source, .prio, .software, .waiting, .why, .key.dst_ip, .actions[0].kind, .stats.packets, .stats.lastused_ms_ago]], [.devices[] | [.state, .hook, .xdp_mode, .hook_why, .switch, .rule_count, .error]]' 2>&1)
-		want='[["lo","tc",1,false,false,null,"10.0.2.1/32","drop",50,null],["lo","tc",2,true,false,"cannot offload a match of this rule","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",2,true,true,"no room in the XDP tables","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",49152,false,false,null,"2001:db8::1/128","redirect",7,2500],["lo","nftables",10,false,false,null,"10.0.3.1/32","drop",3,null]]
+		want='[["lo","tc",1,false,false,null,"10.0.2.1/32","drop",50,null],["lo","tc",2,true,false,"cannot offload a match of this rule","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",2,true,true,"no room in the XDP tables","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",49152,false,false,null,"2001:db8::1/128","redirect",7,2500],["lo","nftables",10,false,false,null,"10.0.3.1/32","drop",3,null],["lo","flowtable",0,false,false,null,"192.0.2.1/32","ft_route",2,null],["lo","flowtable",0,false,false,null,null,"ft_route",2,null]]
 [["attached","xdp","native",null,"xdp-flow",2,null],["error","xdp","generic",null,"xdp-flow",2,"attach \"failed\""],["idle","tc","tcx","auto: \"virtual\" device","hw-tc-offload",0,null]]'
 		if [ "$got" = "$want" ]; then
 			ok "JSON output (-$mode) parses with the documented keys"
@@ -79,6 +79,13 @@ else
 			nok "JSON output (-$mode) parses with the documented keys" "got: $got"
 		fi
 	done
+	got=$("$pt" j | jq -c '[.rules[] | select(.source == "flowtable") | [.key.pppoe_sid, .key.ppp_proto, [.actions[] | [.kind, .op, .sid]]]]' 2>&1)
+	want='[[4660,"ip",[["ft_route",null,null],["ft_nat",null,null],["pppoe","pop",null],["redirect",null,null]]],[null,null,[["ft_route",null,null],["ft_nat",null,null],["pppoe","push",4660],["redirect",null,null]]]]'
+	if [ "$got" = "$want" ]; then
+		ok "JSON output of PPPoE keys and actions"
+	else
+		nok "JSON output of PPPoE keys and actions" "got: $got"
+	fi
 fi
 
 echo "1..$n"
