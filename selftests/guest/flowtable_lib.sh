@@ -174,59 +174,6 @@ neigh replace 10.0.4.254 lladdr $XF_MAC_XFV1 dev veth_b.10 nud permanent
 EOF
 }
 
-# tcp_xfer <sport> <dst>: a TCP connection from xfa's <sport> to xfb's
-# <dst>:5201 (10.0.2.1 or fd00:2::1, masqueraded; a server address of
-# xfb's), with TCP_BYTES each way (300000 unless set): the client sends
-# them and closes its side, the server answers with as many and closes.
-# Prints what each side received: "<server got> <client got>".
-tcp_xfer()
-{
-	local py='
-import socket, sys
-def drain(s):
-    n = 0
-    while True:
-        b = s.recv(65536)
-        if not b:
-            return n
-        n += len(b)
-'
-	ip netns exec xfb "$XF_PYTHON" -c "$py"'
-size = int(sys.argv[1])
-l = socket.socket(socket.AF_INET6)
-l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("::", 5201))
-l.listen(1)
-open(sys.argv[2], "w").close()
-l.settimeout(60)
-c, _ = l.accept()
-n = drain(c)
-c.sendall(b"y" * size)
-c.close()
-print(n)
-' ${TCP_BYTES:-300000} "$FT_TMPD/listening" >"$FT_TMPD/server" &
-	local srv=$! i
-	for i in $(seq 50); do
-		[ -e "$FT_TMPD/listening" ] && break
-		sleep 0.1
-	done
-	rm -f "$FT_TMPD/listening"
-	ip netns exec xfa "$XF_PYTHON" -c "$py"'
-size, sport, dst = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-v6 = ":" in dst
-s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET)
-s.bind(("::" if v6 else "0.0.0.0", sport))
-s.settimeout(60)
-s.connect((dst, 5201))
-s.sendall(b"x" * size)
-s.shutdown(socket.SHUT_WR)
-print(drain(s))
-s.close()
-' ${TCP_BYTES:-300000} "$1" "$2" >"$FT_TMPD/client"
-	wait $srv
-	echo "$(cat "$FT_TMPD/server") $(cat "$FT_TMPD/client")"
-}
-
 # udp_flow <sport> <dport> <dst> <back-dst>: a UDP connection from xfa's
 # <sport> to <dst>:<dport> and an answer from xfb back to <back-dst>
 # (where the router masquerades it), in software; the forward chain then
