@@ -1075,6 +1075,7 @@ struct edit_layout {
 	__u8	tcp_fin_rst;	/* a TCP header with FIN or RST */
 	__u8	l4hlen;		/* TCP or UDP header length */
 	__u8	pppoe;		/* a PPPoE session header before noff */
+	__u8	vlan_dei;	/* the outer VLAN tag has DEI set */
 };
 
 static __always_inline __u32 csum_fold(__u64 s)
@@ -1555,6 +1556,7 @@ static __always_inline int edit_layout(void *data, void *data_end,
 			return -1;
 		proto = vt->encap_proto;
 		noff += sizeof(*vt);
+		l->vlan_dei = !!(vt->tci & bpf_htons(VLAN_DEI));
 		/* An inner tag: TC's network header would sit on it, and
 		 * act_csum walks it. Left to TC.
 		 */
@@ -1672,6 +1674,9 @@ static __always_inline int ft_route_check(const struct edit_layout *l,
 {
 	__u32 need;
 
+	/* The flowtable keys a tag's whole TCI; the rule, no DEI bit. */
+	if (l->vlan_dei)
+		return 1;
 	if (l->proto == bpf_htons(ETH_P_IP)) {
 		if (l->ihl != sizeof(struct iphdr) || l->frag)
 			return 1;
@@ -2330,7 +2335,11 @@ __noinline int xdp_flow_tc_ft_edit(struct __sk_buff *skb, __u32 rule_id)
 	n--;
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
-	if (edit_layout(data, data_end, &l, 0) || ft_conn_ended(rule, &l) ||
+	if (edit_layout(data, data_end, &l, 0))
+		return 1;
+	if (skb->vlan_present)
+		l.vlan_dei = !!(skb->vlan_tci & VLAN_DEI);
+	if (ft_conn_ended(rule, &l) ||
 	    ft_route_check(&l, &rule->actions[0], skb->len, skb->gso_size))
 		return 1;
 	for (i = 1; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {

@@ -1080,8 +1080,9 @@ static u64 xdp_flow_ft_conn(const struct flow_offload_tuple *tuple)
 
 /* A flowtable's offer: the cookie is the flow's tuple of that direction,
  * alive while the flowtable calls us. The offer has no match for a PPPoE
- * session its frames arrive in (hardware parses it by itself): the tuple
- * has.
+ * session its frames arrive in (hardware parses it by itself), and its
+ * VLAN match is not among the keys it says it uses (nf_flow_rule_match()
+ * sets the key's offset only): the tuple has both.
  */
 static int xdp_flow_ft_translate(struct flow_cls_offload *f,
 				 const struct xdp_flow_target *target,
@@ -1096,9 +1097,15 @@ static int xdp_flow_ft_translate(struct flow_cls_offload *f,
 	int i;
 
 	for (i = 0; i < tuple->encap_num && i < NF_FLOW_TABLE_ENCAP_MAX; i++) {
+		if (tuple->in_vlan_ingress & BIT(i))
+			continue;	/* added by the device (a bridge's) */
+		flow.encaps++;
 		if (tuple->encap[i].proto == htons(ETH_P_PPP_SES)) {
 			flow.pppoe = true;
 			flow.pppoe_sid = tuple->encap[i].id;
+		} else {
+			flow.vlan_proto = tuple->encap[i].proto;
+			flow.vlan_tci = tuple->encap[i].id;
 		}
 	}
 	return xdp_flow_translate_ft(f, target, &flow, rule, ext);

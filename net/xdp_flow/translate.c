@@ -937,6 +937,9 @@ static int xdp_flow_rule_finish(struct xdp_flow_rule *rule, const char *why,
 
 /* --- nftables flowtables (TC_SETUP_FT) --- */
 
+/* A VLAN TCI without its DEI bit, which the XDP key does not hold. */
+#define XDP_FLOW_TCI_NO_DEI	(VLAN_PRIO_MASK | VLAN_VID_MASK)
+
 static bool xdp_flow_rule_has(const struct xdp_flow_rule *r, u32 id)
 {
 	u32 i;
@@ -1107,6 +1110,8 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
 					return "xdp_flow: flowtable VLAN pop after a push";
 				vlan[nvlan].id = XDP_FLOW_ACTION_VLAN_POP;
 				npop++;
+			} else if (nvlan > npop) {
+				return "xdp_flow: flowtable flow in two encapsulations";
 			} else {
 				why = xdp_flow_vlan(act, r, &vlan[nvlan]);
 			}
@@ -1116,7 +1121,7 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
 			if (nvlan == ARRAY_SIZE(vlan) - 1)
 				return "xdp_flow: too many VLAN actions in a flowtable flow";
 			if (nvlan > npop)
-				return "xdp_flow: flowtable PPPoE push inside a VLAN push";
+				return "xdp_flow: flowtable flow in two encapsulations";
 			vlan[nvlan].id = XDP_FLOW_ACTION_PPPOE_PUSH;
 			vlan[nvlan].pppoe_sid = htons(act->pppoe.sid);
 			nvlan++;
@@ -1184,11 +1189,13 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
  * flow down, and from then on every frame of @flow's connection (struct
  * xdp_flow_rule's @ft_conn), as the flowtable's software path does.
  *
- * The software path finds a flow by its VLAN tags and PPPoE session too:
- * the rule matches the tags the offer names, no tag where it names none,
- * and the session or its absence. A device that may hide tags from XDP
- * keeps its flows in software, and so does the TC hook a PPPoE flow (no
- * skb helper takes the header off).
+ * The software path finds a flow by its VLAN tag (the whole TCI; the
+ * datapath leaves a tag with DEI set to the stack) and PPPoE session too:
+ * the rule matches them, or their absence, as @flow has them. Flows in
+ * two encapsulations (QinQ, PPPoE over a VLAN) stay in software: the
+ * kernels disagree about their order. So do a device's flows where it
+ * may hide tags from XDP, and a PPPoE flow at the TC hook (no skb helper
+ * takes the header off).
  *
  * Return: as xdp_flow_translate(): 0, or -EOPNOTSUPP with @rule a
  * software rule.
@@ -1213,6 +1220,8 @@ int xdp_flow_translate_ft(struct flow_cls_offload *f,
 		why = "xdp_flow: flowtable flow of another protocol than IPv4 or IPv6";
 	if (!why && t->vlan_hidden)
 		why = "xdp_flow: flowtable flows need the VLAN tags in XDP (rxvlan off)";
+	if (!why && flow->encaps > 1)
+		why = "xdp_flow: flowtable flow in two encapsulations";
 	if (!why)
 		why = xdp_flow_ft_actions(fr, t, flow,
 					  k->n_proto == htons(ETH_P_IPV6),
@@ -1223,11 +1232,15 @@ int xdp_flow_translate_ft(struct flow_cls_offload *f,
 	if (!why) {
 		m->tcp_flags &= ~XDP_FLOW_TCP_FIN_RST;
 		rule->ft_conn = flow->conn;
-		/* no tag where the offer names none */
-		if (!m->vlan_tpid)
-			m->vlan_tpid = htons(0xffff);
-		else if (!m->cvlan_tpid)
-			m->cvlan_tpid = htons(0xffff);
+		/* the tag, or none; no inner tag */
+		k->vlan_tpid = flow->vlan_proto;
+		m->vlan_tpid = htons(0xffff);
+		k->vlan_tci = htons(flow->vlan_tci & XDP_FLOW_TCI_NO_DEI);
+		m->vlan_tci = flow->vlan_proto ? htons(XDP_FLOW_TCI_NO_DEI) : 0;
+		k->cvlan_tpid = 0;
+		m->cvlan_tpid = htons(0xffff);
+		k->cvlan_tci = 0;
+		m->cvlan_tci = 0;
 		m->pppoe_sid = htons(0xffff);
 		m->ppp_proto = htons(0xffff);
 		if (flow->pppoe) {

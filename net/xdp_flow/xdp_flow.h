@@ -289,12 +289,19 @@ int xdp_flow_translate(struct flow_cls_offload *f,
  *	the flow it offers
  * @conn: the flow's key, the same for both directions (non-zero)
  * @mtu: the MTU of the flow's route in this direction
- * @pppoe: the direction's frames arrive in a PPPoE session
+ * @encaps: the VLAN tags and PPPoE sessions its frames arrive in (those
+ *	of the flow's tuple that the device does not add itself)
+ * @vlan_proto: the VLAN tag's protocol, 0 for none
+ * @vlan_tci: its TCI (the software path matches the whole of it)
+ * @pppoe: the frames arrive in a PPPoE session
  * @pppoe_sid: that session's id
  */
 struct xdp_flow_ft_flow {
 	u64 conn;
 	u16 mtu;
+	u8 encaps;
+	__be16 vlan_proto;
+	u16 vlan_tci;
 	bool pppoe;
 	u16 pppoe_sid;
 };

@@ -2214,6 +2214,32 @@ static void test_pppoe(void)
 	del_all();
 	log_test("flowtable: PPPoE pop on the way in, push on the way out, only for the rule's session");
 
+	/* A VLAN flow: the flowtable keys the tag's whole TCI. */
+	{
+		struct xdp_flow_action pop[] = {
+			ft_route(1500), { .id = XDP_FLOW_ACTION_VLAN_POP },
+		};
+		struct frame t;
+
+		add_ft(pop, 2, "id=6 prio=1 dev=%d vlan_id=10 vlan_prio=0 dst_ip=10.0.8.8 ip_proto=udp action=redirect:%d",
+		       IFINDEX, IFINDEX);
+		f = udp4("10.0.1.2", "10.0.8.8", 1000, 2000);
+		fix_csums(&f, ETH_HLEN);
+		w = ft_want(&f, NULL);
+		eth(&t, mac_b, mac_a, ETH_P_8021Q);
+		vlan(&t, 10, ETH_P_IP);
+		put(&t, f.b + ETH_HLEN, f.len - ETH_HLEN);
+		expect_ft_encap("VLAN 10 in, popped", &t, ETH_HLEN + 4, 6,
+				f.len - ETH_HLEN, &w, ETH_HLEN);
+		t.b[14] |= 0x10;	/* DEI */
+		expect_ft_stack("VLAN 10 with DEI", &t, 6);
+		t.b[14] = 0x60;		/* priority 3 */
+		expect_ft_stack("VLAN 10 with priority 3", &t, 6);
+		expect_ft_stack("the flow's packet untagged", &f, 6);
+		del_all();
+	}
+	log_test("flowtable: a VLAN flow takes its tag's whole TCI (priority 0, no DEI), and pops it");
+
 	/* what the helper refuses */
 	if (add_ft(in, 3, "id=1 prio=1 dev=%d vlan_tpid=0 dst_ip=192.0.2.1 action=redirect:%d",
 		   IFINDEX, IFINDEX) != -EINVAL)
