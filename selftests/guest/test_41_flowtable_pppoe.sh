@@ -108,24 +108,48 @@ udp_both()
 	send_udp xfb 10.64.0.2 3 "$1" 18 "$2"
 }
 
-# inject <sid> <count> [pfc]: from xfb, <count> PPPoE frames of session
-# <sid> carrying the answer of test_41's UDP connection 4001/5001 (TTL
-# 64), with the PPP protocol in two bytes, or in one ("pfc": compressed,
-# as scapy's PPP layer writes it: the flowtable finds no flow then).
+# inject_start: a scapy process in xfb (imported once: that takes seconds
+# here) that sends, for each line "<sid> <count> [pfc]" on its input,
+# <count> PPPoE frames of session <sid> carrying the answer of the UDP
+# connection 4001/5001 (TTL 64), with the PPP protocol in two bytes or in
+# one ("pfc": compressed, which the flowtable's software path does not
+# take either), and answers "sent".
+inject_start()
+{
+	coproc INJ { ip netns exec xfb "$XF_PYTHON" -u -c '
+import sys
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.layers.ppp import PPPoE
+from scapy.packet import Raw
+from scapy.sendrecv import sendp
+dst, src = sys.argv[1], sys.argv[2]
+print("ready")
+for line in sys.stdin:
+    sid, count, *pfc = line.split()
+    f = (Ether(dst=dst, src=src) / PPPoE(sessionid=int(sid)) /
+         Raw(b"\x21" if pfc else b"\x00\x21") /
+         IP(src="10.64.0.1", dst="10.64.0.2", ttl=64) /
+         UDP(sport=5001, dport=4001) / Raw(b"x" * 18))
+    sendp(f, iface="veth_b", count=int(count), verbose=False)
+    print("sent")
+' "$XF_MAC_XFV1" "$XF_MAC_VETH_B" 2>"$FT_TMPD/inject.err"; }
+	inject_wait
+}
+
+# inject_wait: the injector's next line is "ready" or "sent".
+inject_wait()
+{
+	local line
+
+	read -r -t $((30 * XF_PACE)) line <&"${INJ[0]}" &&
+		{ [ "$line" = ready ] || [ "$line" = sent ]; }
+}
+
+# inject <sid> <count> [pfc]: frames as inject_start says.
 inject()
 {
-	ip netns exec xfb "$XF_PYTHON" - "$1" "$2" "$XF_MAC_XFV1" \
-		"$XF_MAC_VETH_B" "${3:-}" <<'EOF'
-import sys
-from scapy.all import Ether, IP, UDP, Raw, sendp
-from scapy.layers.ppp import PPPoE
-sid, count, dst, src, pfc = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-f = (Ether(dst=dst, src=src) / PPPoE(sessionid=sid) /
-     Raw(b"\x21" if pfc else b"\x00\x21") /
-     IP(src="10.64.0.1", dst="10.64.0.2", ttl=64) / UDP(sport=5001, dport=4001) /
-     Raw(b"x" * 18))
-sendp(f, iface="veth_b", count=count, verbose=False)
-EOF
+	echo "$*" >&"${INJ[1]}" && inject_wait
 }
 
 # A flow carried in XDP outlives no flowtable timeout here: the checks
@@ -161,10 +185,12 @@ if [ "$hook" = tc ]; then
 	# the flowtable offers a flow again while it takes the software path
 	wait_value 1 $((10 * XF_PACE)) why_logged "$mark" >/dev/null
 	check_err $? "no kernel log line says why the flows stay in software"
-	send_expect xfa 10.64.0.1 $N 5000 18 4000 -- \
-		"fn:snmp/xfb/UdpNoPorts+$N" "fn:ft_packets/xfv0/udp+0"
-	send_expect xfb 10.64.0.2 $N 4000 18 5000 -- \
-		"fn:snmp/xfa/UdpNoPorts+$N" "fn:ft_packets/xfv1/udp+0"
+	counters_snap "fn:snmp/xfb/UdpNoPorts+$N" "fn:snmp/xfa/UdpNoPorts+$N" \
+		"fn:ft_packets/xfv0/udp+0" "fn:ft_packets/xfv1/udp+0"
+	send_udp xfa 10.64.0.1 $N 5000 18 4000 &&
+		send_udp xfb 10.64.0.2 $N 4000 18 5000
+	check_err $? "cannot send"
+	counters_expect
 	[ "$(ft_rules xfv0)" = 0 ] && [ "$(ft_rules xfv1)" = 0 ]
 	check_err $? "flowtable rules in XDP at the TC hook"
 	log_test "TC hook: PPPoE flows stay in software, with a log line; the traffic arrives"
@@ -221,6 +247,8 @@ log_test "UDP both ways through the PPPoE session in XDP: pushed, popped, NATed,
 RET=0
 # the flow's answer in another session: not the rule's; the stack's
 # PPPoE drops it. In the session: the rule's.
+inject_start
+check_err $? "cannot start scapy in xfb: $(tail -n 3 "$FT_TMPD/inject.err")"
 counters_snap "fn:ft_packets/xfv1/udp/packets/$in+0" "fn:snmp/xfa/UdpNoPorts+0"
 inject $((sid ^ 1)) 10
 check_err $? "cannot send frames of session $((sid ^ 1))"
@@ -236,6 +264,7 @@ counters_snap "fn:ft_packets/xfv1/udp/packets/$in+10" "fn:snmp/xfa/UdpNoPorts+10
 inject "$sid" 10
 check_err $? "cannot send frames of session $sid"
 counters_expect
+eval "exec ${INJ[1]}>&-"	# the injector ends
 log_test "the flow's packet in another session, or with a compressed PPP protocol, is not XDP's; in its own session it is"
 
 RET=0
