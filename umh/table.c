@@ -1377,6 +1377,7 @@ int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 {
 	struct trule *old, *r;
 	struct texp *exp;
+	bool held = false;
 	unsigned int i;
 	int n, err;
 
@@ -1418,10 +1419,23 @@ int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 		goto out;
 	}
 	if (old) {
+		/*
+		 * A flowtable connection's entry, and the mark a FIN left
+		 * in it, outlive the replacement of its only rule: the new
+		 * rule's reference is taken before the old one's goes.
+		 */
+		if (rule->ft_conn) {
+			err = conn_ref(t, rule->ft_conn);
+			if (err) {
+				free(r);
+				goto out;
+			}
+			held = true;
+		}
 		err = rule_unlink(t, old);
 		if (err) {
 			free(r);
-			goto out;
+			goto out_held;
 		}
 	}
 	r->rule = *rule;
@@ -1437,6 +1451,8 @@ int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 		if (mask_region(t, tm)) {
 			free(r);
 			mask_gc(t);
+			if (held)
+				conn_unref(t, rule->ft_conn);
 			snprintf(msg, len, "flow table full (no buckets for a new mask)");
 			return -ENOSPC;
 		}
@@ -1445,6 +1461,9 @@ int table_rule_add(struct table *t, const struct xdp_flow_rule *rule,
 		r->entries[i].key = exp[i].key;
 	}
 	err = rule_link(t, r, n);
+out_held:
+	if (held)
+		conn_unref(t, rule->ft_conn);
 out:
 	if (err)
 		snprintf(msg, len, "adding rule %u: %s", rule->id,

@@ -1922,6 +1922,7 @@ static void test_flowtable(void)
 		ft_addr(true, "2001:db8:99::2"),
 	};
 	struct xdp_flow_action route_only[] = { ft_route(1500) };
+	struct xdp_flow_action route_1400[] = { ft_route(1400) };
 	struct xdp_flow_action small_mtu[] = { ft_route(37) };
 	struct frame f, w;
 
@@ -2031,6 +2032,14 @@ static void test_flowtable(void)
 		       IFINDEX, IFINDEX);
 		ft_conn_key = 0;
 		expect_ft("connection: ACK out, its rule added again", &f, 6, &w);
+		/* Its only rule replaced by another: the mark stays. */
+		expect_ft_stack("connection: FIN out again", &fin, 6);
+		ft_conn_key = 0x1234;
+		add_ft(route_1400, 1, "id=6 prio=1 dev=%d dst_ip=10.0.6.6 ip_proto=tcp action=redirect:%d",
+		       IFINDEX, IFINDEX);
+		ft_conn_key = 0;
+		expect_ft_stack("connection: ACK out after the FIN, its only rule replaced",
+				&f, 6);
 		del(6);
 	}
 	log_test("flowtable: a FIN takes its connection to the stack, both ways, until its rules go");
