@@ -185,6 +185,15 @@ s.close()
 	echo "$(cat "$TMPD/server") $(cat "$TMPD/client")"
 }
 
+# ct_flushed: flush conntrack, both families, and print how many entries
+# are still there.
+ct_flushed()
+{
+	conntrack -F >/dev/null 2>&1
+	conntrack -F -f ipv6 >/dev/null 2>&1
+	cat /proc/sys/net/netfilter/nf_conntrack_count
+}
+
 # run <software|offload>: the traffic, then the record (in
 # $TMPD/<mode>.rec). Offloaded, the UDP flows are in XDP before their
 # datagrams go, and XDP's counts go to $TMPD/offload.xdp.
@@ -195,8 +204,10 @@ run()
 
 	RET=0
 	nft delete table inet $FT_TABLE 2>/dev/null
-	conntrack -F >/dev/null 2>&1
-	conntrack -F -f ipv6 >/dev/null 2>&1
+	# The flows of the last run's flowtable hold their conntrack
+	# entries until its teardown is done, which takes a while on a slow
+	# kernel: a packet of this run meeting one would start a second entry.
+	wait_value_le 0 $((10 * XF_PACE)) ct_flushed >/dev/null
 	if [ "$mode" = offload ]; then
 		xf_enable_dev xfv0 && xf_enable_dev xfv1 &&
 			ft_table offload
