@@ -206,7 +206,8 @@ struct xdp_flow_counter {
  * @ifindex: ingress device
  * @eth_dst: Ethernet destination address
  * @eth_src: Ethernet source address
- * @n_proto: EtherType after all VLAN tags the program parsed
+ * @n_proto: EtherType after all VLAN tags the program parsed (after a
+ *	PPPoE session header, that of the protocol it carries)
  * @vlan_tpid: outer VLAN tag protocol (0 when the frame carries no tag)
  * @vlan_tci: outer VLAN TCI (priority and id; the DEI bit is never matched)
  * @cvlan_tpid: inner VLAN tag protocol (0 without an inner tag)
