@@ -1403,28 +1403,57 @@ static __always_inline int mangle_base(const struct edit_layout *l,
 	return -1;
 }
 
-static __always_inline int vlan_push(struct xdp_md *ctx, __be16 proto,
-				     __u16 tci)
+/*
+ * Room for @n bytes (a multiple of 4) of header after the Ethernet
+ * addresses, which move to the new start: returns it, with the first
+ * ETH_HLEN + @n bytes at hand, or NULL.
+ */
+static __always_inline void *mac_push(struct xdp_md *ctx, const int n)
 {
 	void *data, *data_end;
-	__u32 *w;
-	__u32 a, b, c;
+	__u32 *w, a, b, c;
 
-	if (bpf_xdp_adjust_head(ctx, -(int)sizeof(struct vlan_tag)))
-		return -1;
+	if (bpf_xdp_adjust_head(ctx, -n))
+		return NULL;
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
-	if (data + ETH_HLEN + sizeof(struct vlan_tag) > data_end)
-		return -1;
+	if (data + ETH_HLEN + n > data_end)
+		return NULL;
 	w = data;
-	a = w[1];
-	b = w[2];
-	c = w[3];
+	a = w[n / 4];
+	b = w[n / 4 + 1];
+	c = w[n / 4 + 2];
 	w[0] = a;
 	w[1] = b;
 	w[2] = c;
-	((__be16 *)data)[6] = proto;
-	((__be16 *)data)[7] = bpf_htons(tci);
+	return data;
+}
+
+/*
+ * Takes out the @n bytes (a multiple of 4) after the Ethernet addresses,
+ * which the caller found in @data (the frame's start): the addresses move
+ * over them. Returns 0, or -1 when the frame is left half-way.
+ */
+static __always_inline int mac_pull(struct xdp_md *ctx, __u32 *data,
+				    const int n)
+{
+	__u32 a = data[0], b = data[1], c = data[2];
+
+	data[n / 4] = a;
+	data[n / 4 + 1] = b;
+	data[n / 4 + 2] = c;
+	return bpf_xdp_adjust_head(ctx, n) ? -1 : 0;
+}
+
+static __always_inline int vlan_push(struct xdp_md *ctx, __be16 proto,
+				     __u16 tci)
+{
+	__be16 *h = mac_push(ctx, sizeof(struct vlan_tag));
+
+	if (!h)
+		return -1;
+	h[6] = proto;
+	h[7] = bpf_htons(tci);
 	return 0;
 }
 
@@ -1432,20 +1461,12 @@ static __always_inline int vlan_pop(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 *w = data;
-	__u32 a, b, c;
 
 	if (data + ETH_HLEN + sizeof(struct vlan_tag) > data_end)
 		return 0;
 	if (!is_vlan(((__be16 *)data)[6]))
 		return 0;	/* TC: nothing to pop */
-	a = w[0];
-	b = w[1];
-	c = w[2];
-	w[1] = a;
-	w[2] = b;
-	w[3] = c;
-	return bpf_xdp_adjust_head(ctx, sizeof(struct vlan_tag)) ? -1 : 0;
+	return mac_pull(ctx, data, sizeof(struct vlan_tag));
 }
 
 /*
@@ -1457,8 +1478,8 @@ static __always_inline int pppoe_push(struct xdp_md *ctx, __be16 sid)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct pppoe_ses *ps;
-	__u32 *w, a, b, c, len;
-	__be16 ppp;
+	__be16 ppp, *h;
+	__u32 len;
 
 	if (data + ETH_HLEN > data_end)
 		return -1;
@@ -1469,21 +1490,11 @@ static __always_inline int pppoe_push(struct xdp_md *ctx, __be16 sid)
 	else
 		return -1;
 	len = data_end - data - ETH_HLEN + sizeof(ppp);
-	if (bpf_xdp_adjust_head(ctx, -(int)(sizeof(*ps))))
+	h = mac_push(ctx, sizeof(*ps));
+	if (!h)
 		return -1;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	if (data + ETH_HLEN + sizeof(*ps) > data_end)
-		return -1;
-	w = data;
-	a = w[2];
-	b = w[3];
-	c = w[4];
-	w[0] = a;
-	w[1] = b;
-	w[2] = c;
-	((__be16 *)data)[6] = bpf_htons(ETH_P_PPP_SES);
-	ps = data + ETH_HLEN;
+	h[6] = bpf_htons(ETH_P_PPP_SES);
+	ps = (void *)(h + 7);
 	ps->vertype = PPPOE_VERTYPE;
 	ps->code = 0;
 	ps->sid = sid;
@@ -1498,7 +1509,6 @@ static __always_inline int pppoe_pop(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct pppoe_ses *ps = data + ETH_HLEN;
-	__u32 *w = data, a, b, c;
 	__be16 proto;
 
 	if ((void *)(ps + 1) > data_end ||
@@ -1507,14 +1517,8 @@ static __always_inline int pppoe_pop(struct xdp_md *ctx)
 	proto = pppoe_inner(ps);
 	if (!proto)
 		return -1;
-	a = w[0];
-	b = w[1];
-	c = w[2];
-	w[2] = a;
-	w[3] = b;
-	w[4] = c;
-	((__be16 *)data)[10] = proto;
-	return bpf_xdp_adjust_head(ctx, sizeof(*ps)) ? -1 : 0;
+	ps->ppp_proto = proto;	/* the EtherType, once the header goes */
+	return mac_pull(ctx, data, sizeof(*ps));
 }
 
 static __always_inline void vlan_modify(struct xdp_md *ctx,
