@@ -1222,6 +1222,9 @@ int xdp_flow_translate_ft(struct flow_cls_offload *f,
 		why = "xdp_flow: flowtable flows need the VLAN tags in XDP (rxvlan off)";
 	if (!why && flow->encaps > 1)
 		why = "xdp_flow: flowtable flow in two encapsulations";
+	/* The offer pops and pushes 802.1Q tags only. */
+	if (!why && flow->vlan_proto && flow->vlan_proto != htons(ETH_P_8021Q))
+		why = "xdp_flow: flowtable flow in an 802.1ad tag";
 	if (!why)
 		why = xdp_flow_ft_actions(fr, t, flow,
 					  k->n_proto == htons(ETH_P_IPV6),
