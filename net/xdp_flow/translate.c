@@ -940,16 +940,6 @@ static int xdp_flow_rule_finish(struct xdp_flow_rule *rule, const char *why,
 /* A VLAN TCI without its DEI bit, which the XDP key does not hold. */
 #define XDP_FLOW_TCI_NO_DEI	(VLAN_PRIO_MASK | VLAN_VID_MASK)
 
-static bool xdp_flow_rule_has(const struct xdp_flow_rule *r, u32 id)
-{
-	u32 i;
-
-	for (i = 0; i < r->nr_actions; i++)
-		if (r->actions[i].id == id)
-			return true;
-	return false;
-}
-
 /* The TCP flags a flowtable's offer matches clear (nf_flow_rule_match()). */
 #define XDP_FLOW_TCP_FIN_RST \
 	cpu_to_be16(be32_to_cpu(TCP_FLAG_RST | TCP_FLAG_FIN) >> 16)
@@ -1103,6 +1093,7 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
 			break;
 		case FLOW_ACTION_VLAN_POP:
 		case FLOW_ACTION_VLAN_PUSH:
+		case FLOW_ACTION_PPPOE_PUSH:
 			if (nvlan == ARRAY_SIZE(vlan) - 1)
 				return "xdp_flow: too many VLAN actions in a flowtable flow";
 			if (act->id == FLOW_ACTION_VLAN_POP) {
@@ -1112,18 +1103,14 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
 				npop++;
 			} else if (nvlan > npop) {
 				return "xdp_flow: flowtable flow in two encapsulations";
+			} else if (act->id == FLOW_ACTION_PPPOE_PUSH) {
+				if (t->tc_hook)
+					return "xdp_flow: PPPoE flowtable flows need the XDP hook";
+				vlan[nvlan].id = XDP_FLOW_ACTION_PPPOE_PUSH;
+				vlan[nvlan].pppoe_sid = htons(act->pppoe.sid);
 			} else {
 				why = xdp_flow_vlan(act, r, &vlan[nvlan]);
 			}
-			nvlan++;
-			break;
-		case FLOW_ACTION_PPPOE_PUSH:
-			if (nvlan == ARRAY_SIZE(vlan) - 1)
-				return "xdp_flow: too many VLAN actions in a flowtable flow";
-			if (nvlan > npop)
-				return "xdp_flow: flowtable flow in two encapsulations";
-			vlan[nvlan].id = XDP_FLOW_ACTION_PPPOE_PUSH;
-			vlan[nvlan].pppoe_sid = htons(act->pppoe.sid);
 			nvlan++;
 			break;
 		case FLOW_ACTION_REDIRECT:
@@ -1149,6 +1136,8 @@ static const char *xdp_flow_ft_actions(struct flow_rule *fr,
 	if (!flow->mtu)
 		return "xdp_flow: flowtable flow without an MTU";
 	if (flow->pppoe) {
+		if (t->tc_hook)
+			return "xdp_flow: PPPoE flowtable flows need the XDP hook";
 		memmove(&vlan[npop + 1], &vlan[npop],
 			(nvlan - npop) * sizeof(vlan[0]));
 		memset(&vlan[npop], 0, sizeof(vlan[0]));
@@ -1229,9 +1218,6 @@ int xdp_flow_translate_ft(struct flow_cls_offload *f,
 		why = xdp_flow_ft_actions(fr, t, flow,
 					  k->n_proto == htons(ETH_P_IPV6),
 					  rule);
-	if (!why && t->tc_hook &&
-	    (flow->pppoe || xdp_flow_rule_has(rule, XDP_FLOW_ACTION_PPPOE_PUSH)))
-		why = "xdp_flow: PPPoE flowtable flows need the XDP hook";
 	if (!why) {
 		m->tcp_flags &= ~XDP_FLOW_TCP_FIN_RST;
 		rule->ft_conn = flow->conn;
