@@ -50,9 +50,14 @@ xf_test_setup || exit 1
 # pppoe_up: the session, xfb serving it, the root namespace's pppd dialing.
 pppoe_up()
 {
-	local opts="noauth lcp-echo-interval 0 noaccomp nopcomp novj nobsdcomp nodeflate noccp"
+	# Both ends try LCP and IPCP 10 times, 3 s apart, by default: on a
+	# slow kernel they give up before the other answers.
+	local opts="noauth lcp-echo-interval 0 noaccomp nopcomp novj nobsdcomp nodeflate noccp
+		lcp-max-configure $((10 * XF_PACE)) ipcp-max-configure $((10 * XF_PACE))"
 
-	printf '%s\n' $opts "ifname xfisp" >"$FT_TMPD/server.options"
+	# shellcheck disable=SC2086  # the options, one word each
+	printf '%s\n' $opts "ifname xfisp" "logfile $FT_TMPD/server.log" \
+		>"$FT_TMPD/server.options"
 	ip netns exec xfb pppoe-server -I veth_b -L 10.64.0.1 -R 10.64.0.2 \
 		-N 1 -O "$FT_TMPD/server.options" -X "$FT_TMPD/server.pid" ||
 		return 1
@@ -160,7 +165,8 @@ ft_sysctl $FT_TCP_TIMEOUT $((60 * XF_PACE)) || exit 1
 
 RET=0
 pppoe_up
-check_err $? "no PPPoE session: $(tail -n 5 "$FT_TMPD/pppd.log" | tr '\n' ' ')"
+check_err $? "no PPPoE session: $(tail -n 5 "$FT_TMPD/pppd.log" | tr '\n' ' ')
+xfb's pppd: $(tail -n 8 "$FT_TMPD/server.log" 2>/dev/null | tr '\n' ' ')"
 sid=$(pppoe_sid)
 [ -n "$sid" ]
 check_err $? "pppd logged no session id"
