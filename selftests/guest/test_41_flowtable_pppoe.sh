@@ -291,7 +291,10 @@ check_err $? "iperf3 TCP through the session failed: $(tail -n 3 "$FT_TMPD/iperf
 bytes=$(jq -r '.end.sum_received.bytes // 0' "$FT_TMPD/iperf.json")
 [ "$bytes" -gt 100000 ] 2>/dev/null
 check_err $? "TCP: $bytes bytes received"
-[ "${t0:-0}" -gt 50 ] && [ "${t1:-0}" -gt 50 ] 2>/dev/null
+# XDP's counts 2 s in: more than a few each way say XDP carries the
+# connection both ways. How many depends on the pace of xfb's user-space
+# PPPoE server (172 and 96 in a CI run on 7.3, 60 and 29 in one here).
+[ "${t0:-0}" -gt 10 ] && [ "${t1:-0}" -gt 10 ] 2>/dev/null
 check_err $? "XDP forwarded $t0 TCP packets from xfa (pushed), $t1 from xfb (popped)"
 tcp='.key.ip_proto == "tcp"'
 n=$(wait_value_le 0 $((10 * XF_PACE)) ft_rules xfv1 "$tcp")
