@@ -35,12 +35,14 @@ xf_test_setup || exit 1
 # A flow the flowtable holds expires after 30 s without a packet it saw
 # (software) or counted (offloaded); conntrack gives a UDP entry it never
 # saw answered (a connection the flowtable took: it sees no reply) 30 s
-# from its last packet, and 90 s from its flow's end (the stream timeout
-# less the flowtable's). A run that outlasts them loses entries by when
+# from its last packet, and when its flow ends what is left of a
+# conntrack timeout less the flowtable's (flow_offload_fixup_ct(): 90 s
+# on 6.1, none on 6.12). A run that outlasts them loses entries by when
 # its packets came and the garbage collector ran, not by what the traffic
 # was: here, on 6.1 with another build loading the machine, the software
-# run lost the IPv4 connection's entry (its TTL 1 datagrams had set it to
-# 30 s), the offloaded run kept it. Both runs get UDP timeouts no run
+# run lost the IPv4 connection's entry (which its TTL 1 datagrams, the
+# last of it conntrack saw, would have set to 30 s), the offloaded run
+# kept it. Both runs get UDP timeouts no run
 # outlasts: 300 s, more on a slower kernel. The flowtable's TCP timeout
 # changes only on a slower kernel, where a connection's first packets and
 # its data are more than 30 s apart.
