@@ -288,11 +288,18 @@ static void xdp_flow_place_free(struct xdp_flow_binding *b,
 	kmem_cache_free(xdp_flow_place_cache, place);
 }
 
+/* What ranks TC's rule @f among the rules of its prio: flower's mask; a
+ * prio of another classifier is one rule (classifiers.c).
+ */
+static const void *xdp_flow_fl_mask(const struct flow_cls_offload *f)
+{
+	return f->rule ? f->rule->match.mask : NULL;
+}
+
 /* Keeps the place of TC's rule @f on @b, whose device is not enabled. */
 static int xdp_flow_place_add(struct xdp_flow_binding *b,
 			      struct flow_cls_offload *f)
 {
-	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
 	struct xdp_flow_place *place;
 	int err;
 
@@ -300,7 +307,7 @@ static int xdp_flow_place_add(struct xdp_flow_binding *b,
 	if (!place)
 		return -ENOMEM;
 	place->mask = xdp_flow_mask_get(b, f->common.chain_index,
-					f->common.prio, fr->match.mask);
+					f->common.prio, xdp_flow_fl_mask(f));
 	if (!place->mask) {
 		kmem_cache_free(xdp_flow_place_cache, place);
 		return -ENOMEM;
@@ -1154,6 +1161,8 @@ static int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
 	xdp_flow_target_of(b, xdev, &target);
 	if (b->ft)
 		err = xdp_flow_ft_translate(f, &target, &entry->rule, &ext);
+	else if (xdp_flow_other_cookie(f->cookie))
+		err = xdp_flow_translate_other(f, &target, &entry->rule, &ext);
 	else
 		err = xdp_flow_translate(f, &target, &entry->rule, &ext);
 	entry->l4_src_range = entry->rule.l4_src_range;
@@ -1184,7 +1193,6 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 				struct flow_cls_offload *f)
 {
 	struct netlink_ext_ack *extack = f->common.extack;
-	struct flow_rule *fr = flow_cls_offload_flow_rule(f);
 	struct xdp_flow_dev *xdev = xdp_flow_dev_find(b->ifindex);
 	struct netlink_ext_ack *report = xdev ? extack : NULL;
 	struct xdp_flow_place *place;
@@ -1229,7 +1237,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		goto lost;
 	}
 	entry->mask = xdp_flow_mask_get(b, f->common.chain_index,
-					f->common.prio, fr->match.mask);
+					f->common.prio, xdp_flow_fl_mask(f));
 	if (!entry->mask) {
 		kmem_cache_free(xdp_flow_entry_cache, entry);
 		err = -ENOMEM;
@@ -1592,6 +1600,43 @@ static int xdp_flow_ft_cb(struct xdp_flow_binding *b,
 	return err;
 }
 
+/*
+ * A rule of matchall, u32 or bpf: TC runs it, and its prio is a software
+ * rule that no offloaded rule after it overtakes (classifiers.c).
+ */
+static int xdp_flow_other_cb(struct xdp_flow_binding *b,
+			     enum tc_setup_type type, void *type_data)
+{
+	int passes = atomic_read(&xdp_flow_attach_passes);
+	struct flow_cls_offload f;
+	struct xdp_flow_dev *xdev;
+	bool due;
+
+	mutex_lock(&xdp_flow_lock);
+	if (!xdp_flow_other_offer(b, type, type_data, &f)) {
+		mutex_unlock(&xdp_flow_lock);
+		return -EOPNOTSUPP;
+	}
+	if (f.command == FLOW_CLS_REPLACE) {
+		xdp_flow_cls_replace(b, &f);
+		xdev = xdp_flow_dev_find(b->ifindex);
+		if (xdev)
+			pr_info_ratelimited("xdp_flow: %s: %s rules at chain %u prio %u stay in software: XDP hands the frames that reach them to the stack\n",
+					    netdev_name(b->dev),
+					    xdp_flow_other_name(type),
+					    f.common.chain_index, f.common.prio);
+	} else {
+		xdp_flow_cls_destroy(b, &f);
+	}
+	due = xdp_flow_attach_due;
+	xdp_flow_attach_due = false;
+	mutex_unlock(&xdp_flow_lock);
+	if (due)
+		xdp_flow_attach_wait(passes);
+	/* Never in_hw: TC runs the rule. */
+	return -EOPNOTSUPP;
+}
+
 static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 			     void *cb_priv)
 {
@@ -1601,8 +1646,11 @@ static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 	bool due;
 	int err;
 
-	if (type != TC_SETUP_CLSFLOWER)
-		return -EOPNOTSUPP;
+	if (type != TC_SETUP_CLSFLOWER) {
+		if (b->ft || b->nft)
+			return -EOPNOTSUPP;
+		return xdp_flow_other_cb(b, type, type_data);
+	}
 	if (b->ft)
 		return xdp_flow_ft_cb(b, f);
 	if (b->nft && f->command == FLOW_CLS_STATS)
@@ -1662,6 +1710,7 @@ static void xdp_flow_block_release(void *cb_priv)
 	}
 	list_for_each_entry_safe(place, ptmp, &b->places, list)
 		xdp_flow_place_free(b, place);
+	xdp_flow_others_free(b);
 	list_del(&b->list);
 	mutex_unlock(&xdp_flow_lock);
 	rhashtable_destroy(&b->masks);
@@ -1747,6 +1796,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	b->block = block;
 	INIT_LIST_HEAD(&b->entries);
 	INIT_LIST_HEAD(&b->places);
+	INIT_LIST_HEAD(&b->others);
 	/* TC binds through a qdisc; nftables through a chain or a
 	 * flowtable, without one.
 	 */
@@ -2097,12 +2147,17 @@ static int xdp_flow_reoffer_cb(enum tc_setup_type type, void *type_data,
 {
 	struct xdp_flow_binding *b = cb_priv;
 	struct flow_cls_offload *f = type_data;
+	struct flow_cls_offload other;
 	struct xdp_flow_entry *entry;
 	struct xdp_flow_dev *xdev;
 	int err = -EOPNOTSUPP;
 
-	if (type != TC_SETUP_CLSFLOWER)
-		return err;
+	if (type != TC_SETUP_CLSFLOWER) {
+		/* A prio's shield is the same for each of its rules. */
+		if (!xdp_flow_other_reoffer(type, type_data, &other))
+			return err;
+		f = &other;
+	}
 	mutex_lock(&xdp_flow_lock);
 	entry = xdp_flow_entry_find(b, f->cookie);
 	xdev = xdp_flow_dev_find(b->ifindex);

@@ -1275,3 +1275,43 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 		why = xdp_flow_actions(fr, t, rule, extack);
 	return xdp_flow_rule_finish(rule, why, extack);
 }
+
+/**
+ * xdp_flow_translate_other() - the rule XDP keeps for a prio of another
+ *	classifier
+ * @f: the request classifiers.c made for the prio (xdp_flow_other_offer())
+ * @t: the device the rules are offered on
+ * @rule: filled in; id and order are the caller's
+ * @extack: where the reason goes
+ *
+ * XDP runs no matchall, u32 or bpf rule: it hands every frame that reaches
+ * the prio in its chain to the stack (of any protocol: the classifier's
+ * own protocol check is TC's to make, on the skb).
+ *
+ * Return: -EOPNOTSUPP, with @rule a software rule.
+ */
+int xdp_flow_translate_other(struct flow_cls_offload *f,
+			     const struct xdp_flow_target *t,
+			     struct xdp_flow_rule *rule,
+			     struct netlink_ext_ack *extack)
+{
+	static const char * const why[] = {
+		[TC_SETUP_CLSMATCHALL] =
+			"xdp_flow: matchall rules stay in software: XDP hands the frames that reach their prio to the stack",
+		[TC_SETUP_CLSU32] =
+			"xdp_flow: u32 rules stay in software: XDP hands the frames that reach their prio to the stack",
+		[TC_SETUP_CLSBPF] =
+			"xdp_flow: bpf rules stay in software: XDP hands the frames that reach their prio to the stack",
+	};
+	u8 type = xdp_flow_other_cookie(f->cookie);
+	const char *msg = type < ARRAY_SIZE(why) ? why[type] : NULL;
+
+	xdp_flow_rule_reset(rule, f, f->common.chain_index);
+	rule->key.ifindex = t->ifindex;
+	rule->mask.ifindex = 0xffffffff;
+	rule->key.chain = f->common.chain_index;
+	rule->mask.chain = 0xffffffff;
+	if (!msg)
+		msg = "xdp_flow: this classifier's rules stay in software";
+	return xdp_flow_rule_finish(rule, msg, extack);
+}

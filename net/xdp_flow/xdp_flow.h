@@ -87,6 +87,8 @@ struct xdp_flow_dev {
  * @places: TC's rules offered while offload is not enabled on the device:
  *	only their place in TC's order (struct xdp_flow_place, offload.c)
  * @place_cookies: the same by TC's cookie
+ * @others: the chains and prios of TC's classifiers other than flower, and
+ *	their rules (struct xdp_flow_other, classifiers.c)
  * @masks: flower masks of those rules, to rank rules of equal prio, by
  *	chain, prio and mask (struct xdp_flow_mask_ref): one per prio at least,
  *	so a table that grows (10,000 prios are common)
@@ -108,6 +110,7 @@ struct xdp_flow_binding {
 	struct rhashtable cookies;
 	struct list_head places;
 	struct rhashtable place_cookies;
+	struct list_head others;
 	struct rhashtable masks;
 	u32 next_rank;
 	bool unseen_rules;
@@ -311,6 +314,20 @@ int xdp_flow_translate_ft(struct flow_cls_offload *f,
 			  const struct xdp_flow_ft_flow *flow,
 			  struct xdp_flow_rule *rule,
 			  struct netlink_ext_ack *extack);
+
+int xdp_flow_translate_other(struct flow_cls_offload *f,
+			     const struct xdp_flow_target *t,
+			     struct xdp_flow_rule *rule,
+			     struct netlink_ext_ack *extack);
+
+/* classifiers.c */
+u8 xdp_flow_other_cookie(unsigned long cookie);
+const char *xdp_flow_other_name(u8 type);
+bool xdp_flow_other_offer(struct xdp_flow_binding *b, enum tc_setup_type type,
+			  void *type_data, struct flow_cls_offload *f);
+bool xdp_flow_other_reoffer(enum tc_setup_type type, void *type_data,
+			    struct flow_cls_offload *f);
+void xdp_flow_others_free(struct xdp_flow_binding *b);
 
 /* genl.c */
 extern struct genl_family xdp_flow_genl_family;
