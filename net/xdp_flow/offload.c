@@ -2717,6 +2717,58 @@ int xdp_flow_walk_entries(int ifindex, struct xdp_flow_walk_pos *pos,
 	return 0;
 }
 
+/* Whether @entry's rule sends frames out of @ifindex. */
+static bool xdp_flow_entry_redirects_to(const struct xdp_flow_entry *entry,
+					int ifindex)
+{
+	unsigned int i;
+
+	for (i = 0; i < entry->rule.nr_actions && i < XDP_FLOW_MAX_ACTIONS; i++)
+		if (entry->rule.actions[i].id == XDP_FLOW_ACTION_REDIRECT &&
+		    entry->rule.actions[i].ifindex == ifindex)
+			return true;
+	return false;
+}
+
+/*
+ * @dev is unregistered or leaves the initial namespace. mirred lets go of
+ * it and drops what it would have sent there, also once a device of the
+ * same ifindex comes (the one TC knew is gone), while XDP and the TC hook
+ * redirect by ifindex: the rules that redirect there become software
+ * rules, which TC runs. Caller holds xdp_flow_lock.
+ */
+static const char xdp_flow_target_gone_why[] =
+	KBUILD_MODNAME ": redirect target gone: TC drops what it matches";
+
+static void xdp_flow_target_gone(struct net_device *dev)
+{
+	struct xdp_flow_entry *entry;
+	struct xdp_flow_binding *b;
+	bool was;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		list_for_each_entry(entry, &b->entries, list) {
+			if (entry->kind != XDP_FLOW_ENTRY_OFFLOAD ||
+			    !xdp_flow_entry_redirects_to(entry, dev->ifindex))
+				continue;
+			was = entry->installed;
+			/* A change in flight becomes this one. */
+			xdp_flow_flight_forget(entry);
+			xdp_flow_entry_set_installed(entry, false);
+			xdp_flow_entry_to_software(entry);
+			entry->why = xdp_flow_target_gone_why;
+			if (!was)
+				continue;
+			/* Replaced by id: the gate keeps XDP off it until the
+			 * helper has the software rule.
+			 */
+			if (xdp_flow_entry_post(entry, false) &&
+			    xdp_flow_entry_install(entry, NULL))
+				xdp_flow_entry_wait(entry);
+		}
+	}
+}
+
 static int xdp_flow_netdev_event(struct notifier_block *nb,
 				 unsigned long event, void *ptr)
 {
@@ -2733,6 +2785,8 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 
 	/* Under rtnl: tell the helper to drop its link, but do not wait. */
 	mutex_lock(&xdp_flow_lock);
+	if (net_eq(dev_net(dev), &init_net))
+		xdp_flow_target_gone(dev);
 	xdev = xdp_flow_dev_find(dev->ifindex);
 	if (xdev && net_eq(dev_net(dev), &init_net)) {
 		xdp_flow_uninstall_all(dev->ifindex);
