@@ -9,6 +9,9 @@
 #                  may send to the helper's socket (test_netlink)
 #   test_cleanup.sh  --cleanup, the pin directory's lock, and the helper
 #                  started as the module starts it (no fds 0-2)
+#   test_pin_trust.sh  a pin directory that is not the helper's own (too
+#                  open, another owner, a symlink, links of another
+#                  program in it): used for nothing, deleted by nothing
 #   test_clang.sh  the datapath built by Debian 12's and Debian 13's clang
 #                  (the build root's): both load on this machine's kernel
 #   xdp-flow CLI   tools/xdp-flow/tests: arguments, exit codes, and the
@@ -62,6 +65,7 @@ else
 fi
 [ -f "$HERE/test_genl.sh" ] && run test_genl.sh bash "$HERE/test_genl.sh"
 run test_cleanup.sh bash "$HERE/test_cleanup.sh"
+run test_pin_trust.sh bash "$HERE/test_pin_trust.sh"
 run test_clang.sh bash "$HERE/test_clang.sh"
 run "xdp-flow CLI" make -s -C "$ROOT/tools/xdp-flow" check
 run test_oracle.py /usr/bin/python3 "$HERE/test_oracle.py"
