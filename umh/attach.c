@@ -12,6 +12,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -49,7 +51,7 @@ struct job {
 
 struct attach {
 	int prog_fd, tc_prog_fd;
-	const char *pin_dir;		/* NULL: no pinning */
+	int pin_fd;			/* the pin directory; < 0: no pinning */
 	unsigned int epoch;
 	struct dev_link links[XF_MAX_LINKS];
 	unsigned int nr_links;
@@ -62,10 +64,60 @@ struct attach {
 	bool busy, stop, started;
 };
 
-static void link_path(const struct attach *a, __u32 ifindex, char *buf,
-		      size_t len)
+static void link_name(__u32 ifindex, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/link_%u", a->pin_dir, ifindex);
+	snprintf(buf, len, "link_%u", ifindex);
+}
+
+/* A name link_name() makes, nothing more or less: its ifindex in @ifindex. */
+bool attach_link_name_parse(const char *name, __u32 *ifindex)
+{
+	char again[32];
+
+	if (sscanf(name, "link_%u", ifindex) != 1)
+		return false;
+	link_name(*ifindex, again, sizeof(again));
+	return !strcmp(name, again);
+}
+
+enum link_pin {
+	LINK_PIN_NONE,		/* nothing there */
+	LINK_PIN_OURS,		/* an XDP or tcx link */
+	LINK_PIN_OTHER,		/* anything else: leave it alone */
+};
+
+/*
+ * What is pinned at @name in the pin directory. Ours only if it is a pin
+ * (not a symlink: dp_pin_get()) of an XDP or tcx link; then its fd in @fd
+ * and its info in @info. Else @why says what it is.
+ */
+static enum link_pin link_pin_get(struct attach *a, const char *name,
+				  int *fd, struct bpf_link_info *info,
+				  char *why, size_t len)
+{
+	__u32 info_len = sizeof(*info);
+	int err;
+
+	memset(info, 0, sizeof(*info));
+	*fd = dp_pin_get(a->pin_fd, name, "bpf-link");
+	if (*fd == -ENOENT)
+		return LINK_PIN_NONE;
+	if (*fd < 0) {
+		snprintf(why, len, "%s", *fd == -EPERM ?
+			 "not a pinned link (a symlink?)" : strerror(-*fd));
+		return LINK_PIN_OTHER;
+	}
+	err = bpf_obj_get_info_by_fd(*fd, info, &info_len) ? -errno : 0;
+	if (err)
+		snprintf(why, len, "%s", strerror(-err));
+	else if (info->type != BPF_LINK_TYPE_XDP &&
+		 info->type != XF_BPF_LINK_TYPE_TCX)
+		snprintf(why, len, "a link of type %u", info->type);
+	else
+		return LINK_PIN_OURS;
+	close(*fd);
+	*fd = -1;
+	return LINK_PIN_OTHER;
 }
 
 static struct dev_link *link_find(struct attach *a, __u32 ifindex)
@@ -87,14 +139,14 @@ static void link_forget(struct attach *a, struct dev_link *l)
 /* Takes the program off the device and removes the pin. */
 static int link_destroy(struct attach *a, struct dev_link *l)
 {
-	char path[256];
+	char name[32];
 	int err = 0;
 
 	if (bpf_link_detach(l->fd) && errno != ENOLINK)
 		err = -errno;
-	if (a->pin_dir) {
-		link_path(a, l->ifindex, path, sizeof(path));
-		if (unlink(path) && errno != ENOENT && !err)
+	if (a->pin_fd >= 0) {
+		link_name(l->ifindex, name, sizeof(name));
+		if (unlinkat(a->pin_fd, name, 0) && errno != ENOENT && !err)
 			err = -errno;
 	}
 	link_forget(a, l);
@@ -126,11 +178,44 @@ static int link_create(struct attach *a, __u32 ifindex, __u32 xdp_mode)
 	return bpf_link_create(a->prog_fd, ifindex, BPF_XDP, &opts);
 }
 
+/*
+ * Pins @fd, a new link of ifindex @ifindex. What a helper left at its name
+ * (a dead link of a device that went away) goes first; what is not ours
+ * stays, and the new link is not pinned.
+ */
+static int link_pin(struct attach *a, int fd, __u32 ifindex, char *msg,
+		    size_t len)
+{
+	struct bpf_link_info info;
+	char name[32], path[PATH_MAX], why[96];
+	int old_fd, err;
+
+	link_name(ifindex, name, sizeof(name));
+	switch (link_pin_get(a, name, &old_fd, &info, why, sizeof(why))) {
+	case LINK_PIN_NONE:
+		break;
+	case LINK_PIN_OURS:
+		close(old_fd);
+		unlinkat(a->pin_fd, name, 0);
+		break;
+	case LINK_PIN_OTHER:
+		snprintf(msg, len, "pinning %s: %s/%s is not ours (%s)", name,
+			 XDP_FLOW_PIN_DIR, name, why);
+		return -EEXIST;
+	}
+	dp_pin_path(a->pin_fd, name, path, sizeof(path));
+	if (bpf_obj_pin(fd, path)) {
+		err = -errno;
+		snprintf(msg, len, "pinning %s: %s", name, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 static int do_attach(struct attach *a, __u32 ifindex, __u32 xdp_mode,
 		     char *msg, size_t len)
 {
 	struct dev_link *l = link_find(a, ifindex);
-	char path[256];
 	int fd, err;
 
 	if (xdp_mode > XDP_FLOW_XDP_MODE_TC) {
@@ -163,13 +248,9 @@ static int do_attach(struct attach *a, __u32 ifindex, __u32 xdp_mode,
 			 " (tcx needs Linux 6.6 or later)" : "");
 		return err;
 	}
-	if (a->pin_dir) {
-		link_path(a, ifindex, path, sizeof(path));
-		unlink(path);	/* a dead link of a device that went away */
-		if (bpf_obj_pin(fd, path)) {
-			err = -errno;
-			snprintf(msg, len, "pinning link_%u: %s", ifindex,
-				 strerror(-err));
+	if (a->pin_fd >= 0) {
+		err = link_pin(a, fd, ifindex, msg, len);
+		if (err) {
 			bpf_link_detach(fd);
 			close(fd);
 			return err;
@@ -335,30 +416,37 @@ int attach_detach_all(struct attach *a)
 	return ret;
 }
 
-/* Adopts one pinned link: still on its device, now running our program. */
+/*
+ * Adopts one pinned link: still on its device, now running our program.
+ * Only a pinned link: whatever else is there (a symlink, another object)
+ * is not taken, detached or removed.
+ */
 static void recover_link(struct attach *a, const char *name)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info), ifindex;
+	struct bpf_link_info info;
 	struct dev_link *l;
-	char path[512];
+	char why[96];
+	__u32 ifindex;
 	int fd;
 
-	if (sscanf(name, "link_%u", &ifindex) != 1 || link_find(a, ifindex))
+	if (!attach_link_name_parse(name, &ifindex) || link_find(a, ifindex))
 		return;
-	snprintf(path, sizeof(path), "%s/%s", a->pin_dir, name);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
+	switch (link_pin_get(a, name, &fd, &info, why, sizeof(why))) {
+	case LINK_PIN_NONE:
 		return;
+	case LINK_PIN_OTHER:
+		pr_info("leaving %s/%s alone: %s", XDP_FLOW_PIN_DIR, name,
+			why);
+		return;
+	case LINK_PIN_OURS:
+		break;
+	}
 	/* A tcx link's info starts with the ifindex too (info.tcx). */
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    (info.type != BPF_LINK_TYPE_XDP &&
-	     info.type != XF_BPF_LINK_TYPE_TCX) ||
-	    info.xdp.ifindex != ifindex) {
-		/* The device went away (or worse): nothing to keep. */
-		pr_info("removing dead link %s", path);
-		unlink(path);
+	if (info.xdp.ifindex != ifindex) {
+		/* The device went away: nothing to keep. */
+		pr_info("removing dead link %s/%s", XDP_FLOW_PIN_DIR, name);
+		unlinkat(a->pin_fd, name, 0);
 		close(fd);
 		return;
 	}
@@ -374,8 +462,8 @@ static void recover_link(struct attach *a, const char *name)
 		l->xdp_mode = XDP_FLOW_XDP_MODE_GENERIC;
 	if (bpf_link_update(fd, l->xdp_mode == XDP_FLOW_XDP_MODE_TC ?
 			    a->tc_prog_fd : a->prog_fd, NULL))
-		pr_err("cannot update link %s to the new program: %s", path,
-		       strerror(errno));
+		pr_err("cannot update link %s/%s to the new program: %s",
+		       XDP_FLOW_PIN_DIR, name, strerror(errno));
 	pr_info("kept the link of ifindex %u (%s)", ifindex,
 		mode_name(l->xdp_mode));
 }
@@ -385,12 +473,19 @@ int attach_recover(struct attach *a)
 {
 	struct dirent *de;
 	DIR *dir;
+	int fd;
 
-	if (!a->pin_dir)
+	if (a->pin_fd < 0)
 		return 0;
-	dir = opendir(a->pin_dir);
-	if (!dir)
-		return errno == ENOENT ? 0 : -errno;
+	/* A directory stream of its own: pin_fd's offset is not ours. */
+	fd = openat(a->pin_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
 	while ((de = readdir(dir)) && a->nr_links < XF_MAX_LINKS)
 		if (!strncmp(de->d_name, "link_", 5))
 			recover_link(a, de->d_name);
@@ -398,7 +493,8 @@ int attach_recover(struct attach *a)
 	return 0;
 }
 
-struct attach *attach_new(int prog_fd, int tc_prog_fd, const char *pin_dir)
+/* @pin_fd: the pin directory (dp_lock_pin_dir()); < 0: no pinning. */
+struct attach *attach_new(int prog_fd, int tc_prog_fd, int pin_fd)
 {
 	struct attach *a = calloc(1, sizeof(*a));
 
@@ -406,7 +502,7 @@ struct attach *attach_new(int prog_fd, int tc_prog_fd, const char *pin_dir)
 		return NULL;
 	a->prog_fd = prog_fd;
 	a->tc_prog_fd = tc_prog_fd;
-	a->pin_dir = pin_dir;
+	a->pin_fd = pin_fd;
 	a->epoch = 1;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->wake, NULL);

@@ -6,8 +6,10 @@
  * keeps its rules and counters. The directory's lock keeps a second helper
  * off them while one is at work.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -65,13 +67,163 @@ int dp_mount_bpffs(void)
 	return 0;
 }
 
-/* Is @fd (still) the directory at @path? Whoever removed it did so locked. */
-static bool dp_same_dir(int fd, const char *path)
+/*
+ * Is @fd (still) the directory at @path? Whoever removed it did so locked.
+ * A symlink at @path is not: lstat(), so that it is never followed.
+ */
+bool dp_same_dir(int fd, const char *path)
 {
 	struct stat a, b;
 
-	return !fstat(fd, &a) && !stat(path, &b) && a.st_dev == b.st_dev &&
+	return !fstat(fd, &a) && !lstat(path, &b) && a.st_dev == b.st_dev &&
 	       a.st_ino == b.st_ino;
+}
+
+/*
+ * What is wrong with @fd as the pin directory, in @buf; NULL if nothing.
+ * It must be a directory on bpffs, ours (our euid: root, as the module
+ * starts us) and closed to everyone else (mode 0700): where bpffs is
+ * mounted 1777, anyone may make it before we do, and fill it.
+ */
+static const char *dp_pin_dir_wrong(int fd, char *buf, size_t len)
+{
+	struct statfs sf;
+	struct stat st;
+
+	if (fstat(fd, &st) || fstatfs(fd, &sf))
+		snprintf(buf, len, "cannot stat: %s", strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		snprintf(buf, len, "is not a directory");
+	else if (sf.f_type != BPF_FS_MAGIC)
+		snprintf(buf, len, "is not on bpffs");
+	else if (st.st_uid != geteuid())
+		snprintf(buf, len, "owned by uid %u", (unsigned int)st.st_uid);
+	else if ((st.st_mode & 07777) != 0700)
+		snprintf(buf, len, "mode %04o", st.st_mode & 07777);
+	else
+		return NULL;
+	return buf;
+}
+
+/**
+ * dp_open_pin_dir() - open the pin directory, if it is ours
+ * @pin_dir: the directory
+ * @create: make @pin_dir (mode 0700) if missing (else -ENOENT)
+ *
+ * Never follows a symlink at @pin_dir, and checks what it opened: the fd,
+ * not the path, so that what is checked is what is used. Entries are then
+ * reached through the fd only (openat() and the like, or dp_pin_path()).
+ *
+ * Return: the directory's fd; -EPERM if @pin_dir is there but not ours (a
+ * symlink, not a directory, another owner, another mode: said why); or
+ * another negative errno.
+ */
+int dp_open_pin_dir(const char *pin_dir, bool create)
+{
+	char why[64];
+	struct stat st;
+	int fd;
+
+	if (create && mkdir(pin_dir, 0700) && errno != EEXIST) {
+		pr_err("cannot create %s: %s", pin_dir, strerror(errno));
+		return -errno;
+	}
+	fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+		pr_err("not using %s: %s", pin_dir,
+		       !lstat(pin_dir, &st) && S_ISLNK(st.st_mode) ?
+		       "is a symlink" : "is not a directory");
+		return -EPERM;
+	}
+	if (fd < 0)
+		return -errno;
+	if (dp_pin_dir_wrong(fd, why, sizeof(why))) {
+		pr_err("not using %s: %s", pin_dir, why);
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* @name in the pin directory open at @dir_fd, as a path for libbpf. */
+void dp_pin_path(int dir_fd, const char *name, char *buf, size_t len)
+{
+	if (name)
+		snprintf(buf, len, "/proc/self/fd/%d/%s", dir_fd, name);
+	else
+		snprintf(buf, len, "/proc/self/fd/%d", dir_fd);
+}
+
+/* BPF_OBJ_GET relative to a directory fd (6.5): not in older uapi headers. */
+#define XF_BPF_F_PATH_FD	(1U << 14)
+
+struct xf_bpf_obj_get_attr {
+	__aligned_u64 pathname;
+	__u32 bpf_fd;
+	__u32 file_flags;
+	__s32 path_fd;
+};
+
+/*
+ * Whether @fd is a BPF object of @kind ("bpf-map", "bpf-link"): its file is
+ * anon_inode:<kind>. A pin holds any BPF object, and the info of one kind
+ * read as another's is garbage.
+ */
+bool dp_fd_is(int fd, const char *kind)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	return !strncmp(target, "anon_inode:", 11) &&
+	       !strcmp(target + 11, kind);
+}
+
+/**
+ * dp_pin_get() - the BPF object pinned as @name in the pin directory
+ * @dir_fd: the (checked) pin directory
+ * @name: the entry
+ * @kind: what it must be: "bpf-map", "bpf-link"
+ *
+ * BPF_OBJ_GET follows symlinks, and a symlink could lead anywhere in
+ * bpffs: only a pin itself (a regular file on bpffs, not a symlink) is
+ * taken. The kernel resolves @name relative to @dir_fd (BPF_F_PATH_FD,
+ * Linux 6.5), or older ones through /proc/self/fd/<dir_fd>.
+ *
+ * Return: the object's fd; -ENOENT if there is no @name; -EPERM if @name
+ * is not a pin of a @kind; or another negative errno.
+ */
+int dp_pin_get(int dir_fd, const char *name, const char *kind)
+{
+	struct xf_bpf_obj_get_attr attr = {
+		.pathname = (unsigned long)name,
+		.file_flags = XF_BPF_F_PATH_FD,
+		.path_fd = dir_fd,
+	};
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EPERM;
+	fd = syscall(__NR_bpf, BPF_OBJ_GET, &attr, sizeof(attr));
+	if (fd < 0 && errno == EINVAL) {
+		dp_pin_path(dir_fd, name, path, sizeof(path));
+		fd = bpf_obj_get(path);
+	}
+	if (fd < 0)
+		return -errno;
+	if (!dp_fd_is(fd, kind)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
 }
 
 /* CLOCK_MONOTONIC in microseconds. */
@@ -123,10 +275,12 @@ static int dp_flock(int fd, const char *pin_dir, long long deadline,
  * At most one helper touches the pins at a time: an exclusive flock() on the
  * directory, released only when the process exits. A holder may remove the
  * directory (SHUTDOWN, --cleanup), and the lock of a removed directory
- * protects nothing: then we lock the one at @pin_dir now.
+ * protects nothing: then we lock the one at @pin_dir now. Only a directory
+ * of ours is locked (dp_open_pin_dir()).
  *
- * Return: the locked directory's fd, -ETIMEDOUT if another holder kept it
- * for @timeout_ms, or another negative errno.
+ * Return: the locked directory's fd, -EPERM if @pin_dir is not ours (said
+ * why), -ETIMEDOUT if another holder kept it for @timeout_ms, or another
+ * negative errno.
  */
 int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms)
 {
@@ -135,11 +289,9 @@ int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms)
 	int fd, err;
 
 	for (;;) {
-		if (create && mkdir(pin_dir, 0700) && errno != EEXIST)
-			return -errno;
-		fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = dp_open_pin_dir(pin_dir, create);
 		if (fd < 0)
-			return -errno;
+			return fd;
 		err = dp_flock(fd, pin_dir, deadline, &said);
 		if (!err && dp_same_dir(fd, pin_dir))
 			return fd;
@@ -149,6 +301,77 @@ int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms)
 		if (!create && access(pin_dir, F_OK))
 			return -ENOENT;
 	}
+}
+
+/*
+ * The names the helper pins maps under, from the program's object (open,
+ * never loaded: --cleanup has no program of its own), and those of its
+ * programs; with the names older helpers pinned under.
+ */
+#define DP_MAX_NAMES	32
+
+static struct {
+	pthread_once_t once;
+	char maps[DP_MAX_NAMES][BPF_OBJ_NAME_LEN];
+	char progs[DP_MAX_NAMES][BPF_OBJ_NAME_LEN];
+	unsigned int nr_maps, nr_progs;
+} dp_names = { .once = PTHREAD_ONCE_INIT };
+
+static void dp_names_init(void)
+{
+	static const char *const old_maps[] = {
+		"xf_flows",	/* helpers before the flow table's buckets */
+	};
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BPFFS);
+	struct xdp_flow_bpf *skel;
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(old_maps); i++)
+		snprintf(dp_names.maps[dp_names.nr_maps++], BPF_OBJ_NAME_LEN,
+			 "%s", old_maps[i]);
+	libbpf_set_print(libbpf_log);
+	skel = xdp_flow_bpf__open_opts(&opts);
+	if (!skel) {
+		pr_err("cannot open the XDP program's object: %s",
+		       strerror(errno));
+		return;
+	}
+	bpf_object__for_each_map(map, skel->obj)
+		if (bpf_map__pin_path(map) && dp_names.nr_maps < DP_MAX_NAMES)
+			snprintf(dp_names.maps[dp_names.nr_maps++],
+				 BPF_OBJ_NAME_LEN, "%s", bpf_map__name(map));
+	bpf_object__for_each_program(prog, skel->obj)
+		if (dp_names.nr_progs < DP_MAX_NAMES)
+			snprintf(dp_names.progs[dp_names.nr_progs++],
+				 BPF_OBJ_NAME_LEN, "%s",
+				 bpf_program__name(prog));
+	xdp_flow_bpf__destroy(skel);
+}
+
+/* Is @name one the helper pins a map under (this or an older helper)? */
+bool dp_is_map_pin(const char *name)
+{
+	unsigned int i;
+
+	pthread_once(&dp_names.once, dp_names_init);
+	for (i = 0; i < dp_names.nr_maps; i++)
+		if (!strcmp(dp_names.maps[i], name))
+			return true;
+	return false;
+}
+
+/* Is @name (as the kernel has it: 15 bytes at most) one of our programs'? */
+bool dp_is_prog_name(const char *name)
+{
+	unsigned int i;
+
+	pthread_once(&dp_names.once, dp_names_init);
+	for (i = 0; i < dp_names.nr_progs; i++)
+		if (!strncmp(dp_names.progs[i], name, BPF_OBJ_NAME_LEN - 1))
+			return true;
+	return false;
 }
 
 /*
@@ -166,22 +389,73 @@ static unsigned int ft_buckets(unsigned int flow_entries)
 	return n;
 }
 
-static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
+/*
+ * Before libbpf reuses the maps pinned in the directory at @pin_fd: each
+ * must be a pin (not a symlink, which BPF_OBJ_GET would follow anywhere)
+ * of a map of its name. libbpf itself compares only the layout (type, key
+ * and value size, max_entries, map_flags, map_extra), not the name nor the
+ * BTF. What fails is removed, as dp_remove_pinned_maps() does with maps of
+ * another layout, so that a new map is pinned there: only we (root) can
+ * have put it in our 0700 directory, and removing an entry never touches
+ * what a symlink points to.
+ */
+static void dp_check_map_pins(struct xdp_flow_bpf *skel, int pin_fd)
+{
+	struct bpf_map_info info;
+	struct bpf_map *map;
+	const char *name;
+	__u32 len;
+	int fd;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		if (!bpf_map__pin_path(map))
+			continue;
+		name = bpf_map__name(map);
+		fd = dp_pin_get(pin_fd, name, "bpf-map");
+		if (fd == -ENOENT)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    !strncmp(info.name, name, BPF_OBJ_NAME_LEN - 1)) {
+			close(fd);
+			continue;
+		}
+		if (fd >= 0)
+			close(fd);
+		pr_info("%s/%s is not a pin of map %s, removing it",
+			XDP_FLOW_PIN_DIR, name, name);
+		unlinkat(pin_fd, name, 0);
+	}
+}
+
+static struct xdp_flow_bpf *dp_try_open(int pin_fd,
 					unsigned int flow_entries,
 					unsigned int rule_ids)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir);
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	struct xdp_flow_bpf *skel;
 	struct bpf_map *map;
+	char pin_root[64];
 	int err;
 
+	/*
+	 * libbpf pins and reuses by path: the path of the directory we
+	 * checked and hold, whatever is at XDP_FLOW_PIN_DIR by now.
+	 */
+	if (pin_fd >= 0) {
+		dp_pin_path(pin_fd, NULL, pin_root, sizeof(pin_root));
+		opts.pin_root_path = pin_root;
+	}
 	skel = xdp_flow_bpf__open_opts(&opts);
 	if (!skel)
 		return NULL;
 	/* Tests run the program without touching a live helper's pins. */
-	if (!pin_dir)
+	if (pin_fd < 0)
 		bpf_object__for_each_map(map, skel->obj)
 			bpf_map__set_pin_path(map, NULL);
+	else
+		dp_check_map_pins(skel, pin_fd);
 	/* Pinned maps of another size are not reused (dp_open() then makes
 	 * new ones): max_flows is a load-time parameter of the module.
 	 */
@@ -214,21 +488,26 @@ static struct xdp_flow_bpf *dp_try_open(const char *pin_dir,
  * Pinned maps of another layout (an older helper) cannot be reused; start
  * over with fresh ones rather than not at all.
  */
-static void dp_remove_pinned_maps(const char *pin_dir)
+static void dp_remove_pinned_maps(int pin_fd)
 {
-	static const char *const names[] = {
-		"xf_rules", "xf_counters", "xf_fbuckets", "xf_fentries",
-		"xf_fhash", "xf_masks", "xf_rule_defs", "xf_gen",
-		"xf_mask_min", "xf_gate", "xf_ft_conns",
-		"xf_flows",	/* helpers before the flow table's buckets */
-	};
-	char path[256];
-	unsigned int i;
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int fd;
 
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		snprintf(path, sizeof(path), "%s/%s", pin_dir, names[i]);
-		unlink(path);
+	fd = openat(pin_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = fd < 0 ? NULL : fdopendir(fd);
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
 	}
+	while ((de = readdir(dir)))
+		if (dp_is_map_pin(de->d_name) &&
+		    !fstatat(pin_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISREG(st.st_mode))
+			unlinkat(pin_fd, de->d_name, 0);
+	closedir(dir);
 }
 
 /*
@@ -326,7 +605,8 @@ static void *dp_load_watch_fn(void *arg)
 
 /**
  * dp_open() - open and load the program
- * @pin_dir: reuse the maps pinned there, or pin new ones; NULL: no pins
+ * @pin_fd: the pin directory (dp_lock_pin_dir()): reuse the maps pinned
+ *	there, or pin new ones; < 0: no pins
  * @flow_entries: how many entries the flow table must hold (xf_fentries
  *	gets an eighth more, so that deleted slots can wait for a grace
  *	period before they are used again)
@@ -338,7 +618,7 @@ static void *dp_load_watch_fn(void *arg)
  *
  * Return: the loaded skeleton, or NULL (errno says why).
  */
-struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
+struct xdp_flow_bpf *dp_open(int pin_fd, unsigned int flow_entries,
 			     unsigned int rule_ids,
 			     void (*progress)(void *arg), void *arg)
 {
@@ -355,10 +635,6 @@ struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
 	int err;
 
 	libbpf_set_print(libbpf_log);
-	if (pin_dir && mkdir(pin_dir, 0700) && errno != EEXIST) {
-		pr_err("cannot create %s: %s", pin_dir, strerror(errno));
-		return NULL;
-	}
 	if (progress) {
 		pthread_condattr_t attr;
 
@@ -369,12 +645,12 @@ struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
 		/* Without the watcher, a slow kernel may only cost a restart. */
 		watched = !pthread_create(&watcher, NULL, dp_load_watch_fn, &w);
 	}
-	skel = dp_try_open(pin_dir, flow_entries, rule_ids);
-	if (!skel && pin_dir) {
+	skel = dp_try_open(pin_fd, flow_entries, rule_ids);
+	if (!skel && pin_fd >= 0) {
 		pr_info("cannot reuse the maps pinned in %s (%s), creating new ones",
-			pin_dir, strerror(errno));
-		dp_remove_pinned_maps(pin_dir);
-		skel = dp_try_open(pin_dir, flow_entries, rule_ids);
+			XDP_FLOW_PIN_DIR, strerror(errno));
+		dp_remove_pinned_maps(pin_fd);
+		skel = dp_try_open(pin_fd, flow_entries, rule_ids);
 	}
 	err = errno;
 	if (watched) {
@@ -410,14 +686,25 @@ void dp_close(struct xdp_flow_bpf *skel)
 	xdp_flow_bpf__destroy(skel);
 }
 
-/* Unpins every map and removes @pin_dir (links must be gone already). */
-int dp_unpin(struct xdp_flow_bpf *skel, const char *pin_dir)
+/*
+ * Unpins every map and removes @pin_dir, the directory at @pin_fd (links
+ * must be gone already), if it is still that one: rmdir() takes a path.
+ */
+int dp_unpin(struct xdp_flow_bpf *skel, int pin_fd, const char *pin_dir)
 {
+	struct stat st;
 	int err;
 
 	err = bpf_object__unpin_maps(skel->obj, NULL);
 	if (err)
 		pr_err("cannot unpin maps: %s", strerror(-err));
+	if (lstat(pin_dir, &st))
+		return errno == ENOENT ? err : -errno;
+	if (!dp_same_dir(pin_fd, pin_dir)) {
+		pr_err("not removing %s: no longer the directory we pinned in",
+		       pin_dir);
+		return err ? err : -ESTALE;
+	}
 	if (rmdir(pin_dir) && errno != ENOENT) {
 		pr_err("cannot remove %s: %s", pin_dir, strerror(errno));
 		return -errno;

@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	unsigned long max_masks = XDP_FLOW_MAX_MASKS - 1;
 	unsigned long max_flows = XDP_FLOW_DEFAULT_FLOWS;
 	unsigned long max_rules = XDP_FLOW_MAX_RULES;
-	struct umh u = { .reply_fd = -1 };
+	struct umh u = { .reply_fd = -1, .pin_fd = -1 };
 	int c, ret = 1, lock_fd;
 	long long start;
 	char *end;
@@ -193,22 +193,32 @@ int main(int argc, char **argv)
 	if (pin) {
 		if (dp_mount_bpffs())
 			return 1;
-		u.pin_dir = XDP_FLOW_PIN_DIR;
 		/* Held (never closed) until we exit. */
-		lock_fd = dp_lock_pin_dir(u.pin_dir, true, -1);
-		if (lock_fd < 0) {
-			pr_err("cannot lock %s: %s", u.pin_dir,
+		lock_fd = dp_lock_pin_dir(XDP_FLOW_PIN_DIR, true, -1);
+		if (lock_fd == -EPERM) {
+			/*
+			 * Someone else's (said why): nothing there is used,
+			 * nor deleted. The datapath works, but does not
+			 * outlive us: a restart drops to software until the
+			 * replay.
+			 */
+			pr_err("running without pins: offloaded traffic goes to software while the helper restarts");
+		} else if (lock_fd < 0) {
+			pr_err("cannot lock %s: %s", XDP_FLOW_PIN_DIR,
 			       strerror(-lock_fd));
 			return 1;
+		} else {
+			u.pin_dir = XDP_FLOW_PIN_DIR;
+			u.pin_fd = lock_fd;
 		}
 	}
-	u.skel = dp_open(u.pin_dir, max_flows + XDP_FLOW_MAX_SHIELDS, max_rules,
+	u.skel = dp_open(u.pin_fd, max_flows + XDP_FLOW_MAX_SHIELDS, max_rules,
 			 u.progress ? umh_load_progress : NULL, &u);
 	if (!u.skel)
 		return 1;
 	u.table = table_new(u.skel);
 	u.attach = u.table ? attach_new(dp_prog_fd(u.skel),
-					dp_tc_prog_fd(u.skel), u.pin_dir) : NULL;
+					dp_tc_prog_fd(u.skel), u.pin_fd) : NULL;
 	if (!u.table || !u.attach) {
 		pr_err("out of memory");
 		goto out;

@@ -127,7 +127,7 @@ static void handle_shutdown(struct umh *u, const struct umh_request *req)
 	if (err)
 		snprintf(msg, sizeof(msg), "detaching: %s", strerror(-err));
 	if (u->pin_dir) {
-		int uerr = dp_unpin(u->skel, u->pin_dir);
+		int uerr = dp_unpin(u->skel, u->pin_fd, u->pin_dir);
 
 		if (uerr && !err) {
 			err = uerr;

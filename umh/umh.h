@@ -37,12 +37,19 @@ long long dp_now_us(void);
 long long dp_now_ms(void);
 bool dp_bpffs_mounted(void);
 int dp_mount_bpffs(void);
+int dp_open_pin_dir(const char *pin_dir, bool create);
 int dp_lock_pin_dir(const char *pin_dir, bool create, int timeout_ms);
-struct xdp_flow_bpf *dp_open(const char *pin_dir, unsigned int flow_entries,
+bool dp_same_dir(int fd, const char *path);
+void dp_pin_path(int dir_fd, const char *name, char *buf, size_t len);
+bool dp_fd_is(int fd, const char *kind);
+int dp_pin_get(int dir_fd, const char *name, const char *kind);
+bool dp_is_map_pin(const char *name);
+bool dp_is_prog_name(const char *name);
+struct xdp_flow_bpf *dp_open(int pin_fd, unsigned int flow_entries,
 			     unsigned int rule_ids,
 			     void (*progress)(void *arg), void *arg);
 void dp_close(struct xdp_flow_bpf *skel);
-int dp_unpin(struct xdp_flow_bpf *skel, const char *pin_dir);
+int dp_unpin(struct xdp_flow_bpf *skel, int pin_fd, const char *pin_dir);
 int dp_prog_fd(struct xdp_flow_bpf *skel);
 int dp_tc_prog_fd(struct xdp_flow_bpf *skel);
 
@@ -114,7 +121,7 @@ enum attach_op {
 	ATTACH_OP_SYNC,		/* detach every link not attached since replay */
 };
 
-struct attach *attach_new(int prog_fd, int tc_prog_fd, const char *pin_dir);
+struct attach *attach_new(int prog_fd, int tc_prog_fd, int pin_fd);
 void attach_free(struct attach *a);
 int attach_recover(struct attach *a);
 void attach_begin_replay(struct attach *a);
@@ -122,6 +129,7 @@ int attach_submit(struct attach *a, enum attach_op op, __u32 ifindex,
 		  __u32 xdp_mode, __u32 seq, attach_done_fn done, void *arg);
 void attach_wait_idle(struct attach *a);
 int attach_detach_all(struct attach *a);
+bool attach_link_name_parse(const char *name, __u32 *ifindex);
 
 /* request.c: one request, whichever transport brought it */
 struct umh_reply {
@@ -140,7 +148,8 @@ struct umh {
 	struct xdp_flow_bpf *skel;
 	struct table *table;
 	struct attach *attach;
-	const char *pin_dir;
+	const char *pin_dir;		/* NULL: no pins */
+	int pin_fd;			/* pin_dir, checked and locked */
 	umh_reply_fn reply;
 	void *transport;
 	int reply_fd;			/* the module's channel for replies */

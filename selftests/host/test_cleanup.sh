@@ -127,7 +127,7 @@ ifindex()
 # helper, as far as the lock goes); its pid in HOLDER.
 lock_hold()
 {
-	mkdir -p "$PIN" || return 1
+	mkdir -p -m 0700 "$PIN" || return 1	# as the helper makes it
 	( exec 8<"$PIN" && flock -x 8 && exec sleep 60 ) &
 	HOLDER=$!
 	PIDS+=("$HOLDER")

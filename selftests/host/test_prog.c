@@ -2498,7 +2498,7 @@ static void test_capacity(void)
 	unsigned int i;
 	int err;
 
-	skel = dp_open(NULL, XDP_FLOW_MAX_FLOWS + XDP_FLOW_MAX_SHIELDS,
+	skel = dp_open(-1, XDP_FLOW_MAX_FLOWS + XDP_FLOW_MAX_SHIELDS,
 		       XDP_FLOW_MAX_RULES, NULL, NULL);
 	tbl = skel ? table_new(skel) : NULL;
 	if (!tbl || table_recover(tbl) ||
@@ -2553,7 +2553,7 @@ static void test_max_rules(void)
 	struct frame f;
 	int err;
 
-	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
+	skel = dp_open(-1, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
 		       XDP_FLOW_MIN_RULES, NULL, NULL);
 	tbl = skel ? table_new(skel) : NULL;
 	if (!tbl || table_recover(tbl)) {
@@ -2615,7 +2615,7 @@ static void test_counter_chunks(void)
 	unsigned int n;
 	__u32 id;
 
-	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
+	skel = dp_open(-1, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
 		       8 * XDP_FLOW_COUNTER_CHUNK, NULL, NULL);
 	tbl = skel ? table_new(skel) : NULL;
 	if (!tbl || table_recover(tbl)) {
@@ -2709,7 +2709,7 @@ static void test_all(void)
 int main(int argc, char **argv)
 {
 	log_init(LOG_DEST_STDERR, false);
-	skel = dp_open(NULL, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
+	skel = dp_open(-1, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
 		       XDP_FLOW_MAX_RULES, NULL, NULL);
 	if (!skel) {
 		printf("not ok - load the XDP program # %s\n", strerror(errno));
