@@ -3,7 +3,9 @@
  * Datapath attachments, one bpf_link per device (XDP, or the TC hook's
  * program at ingress through tcx), pinned at
  * <pin dir>/link_<ifindex> so that the program stays on the device when the
- * helper dies and a new helper finds (and reuses) the link.
+ * helper dies and a new helper finds (and reuses) the link. A new helper
+ * takes over only links that run a program of ours; others found there
+ * are left as they are.
  *
  * Attaching and detaching take rtnl, and the module may hold rtnl while it
  * waits for the helper's answer to a rule request. So these run in a
@@ -49,8 +51,16 @@ struct job {
 	void *arg;
 };
 
+/* One of our programs, as the kernel has it. */
+struct our_prog {
+	__u32 id;
+	char name[BPF_OBJ_NAME_LEN];
+	__u8 tag[BPF_TAG_SIZE];
+};
+
 struct attach {
 	int prog_fd, tc_prog_fd;
+	struct our_prog progs[2];	/* prog_fd's, tc_prog_fd's */
 	int pin_fd;			/* the pin directory; < 0: no pinning */
 	unsigned int epoch;
 	struct dev_link links[XF_MAX_LINKS];
@@ -80,16 +90,46 @@ bool attach_link_name_parse(const char *name, __u32 *ifindex)
 	return !strcmp(name, again);
 }
 
+/*
+ * Is the program of id @id one of ours: one we loaded, or (a previous
+ * helper's) of the same name and tag, that is the same instructions?
+ */
+static bool prog_ours(const struct attach *a, __u32 id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	unsigned int i;
+	bool ours = false;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(a->progs); i++)
+		if (a->progs[i].id && a->progs[i].id == id)
+			return true;
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return false;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		for (i = 0; i < ARRAY_SIZE(a->progs) && !ours; i++)
+			ours = a->progs[i].id &&
+			       !strncmp(info.name, a->progs[i].name,
+					sizeof(info.name)) &&
+			       !memcmp(info.tag, a->progs[i].tag,
+				       sizeof(info.tag));
+	close(fd);
+	return ours;
+}
+
 enum link_pin {
 	LINK_PIN_NONE,		/* nothing there */
-	LINK_PIN_OURS,		/* an XDP or tcx link */
+	LINK_PIN_OURS,		/* a link running a program of ours */
 	LINK_PIN_OTHER,		/* anything else: leave it alone */
 };
 
 /*
  * What is pinned at @name in the pin directory. Ours only if it is a pin
- * (not a symlink: dp_pin_get()) of an XDP or tcx link; then its fd in @fd
- * and its info in @info. Else @why says what it is.
+ * (not a symlink: dp_pin_get()) of an XDP or tcx link whose program is one
+ * of ours; then its fd in @fd and its info in @info. Else @why says what
+ * it is.
  */
 static enum link_pin link_pin_get(struct attach *a, const char *name,
 				  int *fd, struct bpf_link_info *info,
@@ -113,6 +153,9 @@ static enum link_pin link_pin_get(struct attach *a, const char *name,
 	else if (info->type != BPF_LINK_TYPE_XDP &&
 		 info->type != XF_BPF_LINK_TYPE_TCX)
 		snprintf(why, len, "a link of type %u", info->type);
+	else if (!prog_ours(a, info->prog_id))
+		snprintf(why, len, "its program (id %u) is not ours",
+			 info->prog_id);
 	else
 		return LINK_PIN_OURS;
 	close(*fd);
@@ -418,8 +461,8 @@ int attach_detach_all(struct attach *a)
 
 /*
  * Adopts one pinned link: still on its device, now running our program.
- * Only a pinned link: whatever else is there (a symlink, another object)
- * is not taken, detached or removed.
+ * Only a link of ours: whatever else is there (a symlink, another
+ * program's link) is not taken, detached or removed.
  */
 static void recover_link(struct attach *a, const char *name)
 {
@@ -493,6 +536,19 @@ int attach_recover(struct attach *a)
 	return 0;
 }
 
+/* What the kernel has of @fd, one of our programs, for prog_ours(). */
+static void our_prog_get(struct our_prog *p, int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return;
+	p->id = info.id;
+	memcpy(p->name, info.name, sizeof(p->name));
+	memcpy(p->tag, info.tag, sizeof(p->tag));
+}
+
 /* @pin_fd: the pin directory (dp_lock_pin_dir()); < 0: no pinning. */
 struct attach *attach_new(int prog_fd, int tc_prog_fd, int pin_fd)
 {
@@ -502,6 +558,8 @@ struct attach *attach_new(int prog_fd, int tc_prog_fd, int pin_fd)
 		return NULL;
 	a->prog_fd = prog_fd;
 	a->tc_prog_fd = tc_prog_fd;
+	our_prog_get(&a->progs[0], prog_fd);
+	our_prog_get(&a->progs[1], tc_prog_fd);
 	a->pin_fd = pin_fd;
 	a->epoch = 1;
 	pthread_mutex_init(&a->lock, NULL);
