@@ -11,10 +11,10 @@
 #      the device it runs on): the helper neither pins there nor takes the
 #      link, and --cleanup deletes nothing there;
 #   3. a real 0700 directory of root's holding link_N entries that are not
-#      ours: a pin of another program's XDP link, and a symlink to one (that
-#      program named as ours, "xdp_flow", but with another tag): the helper
-#      takes over neither, SYNC and --cleanup leave them, and the programs
-#      stay attached.
+#      ours: a pin of another program's XDP link (that program named as
+#      ours, "xdp_flow", but with another tag and none of our maps), and a
+#      symlink to another's: the helper takes over neither, SYNC and
+#      --cleanup leave them, and the programs stay attached.
 #
 # The helper runs in namespace xfp (nsenter: the mount namespace, and so
 # /sys/fs/bpf, stays the host's) on veth pairs of the test's own: xfp_b0
@@ -298,21 +298,21 @@ check_err $? "xfp_a0 runs program $(xdp_prog xfp_a0), not $idA"
 log_test "$PIN a symlink: --cleanup deletes nothing there, exit status $rc"
 rm -f "$PIN"
 
-# 3. Our own directory, with links of another program in it: xfp_a0's
-# pinned there, xfp_c0's pinned in $VICTIM and symlinked.
+# 3. Our own directory, with links of other programs in it: xfp_a0's
+# (named xdp_flow) pinned there, xfp_c0's pinned in $VICTIM and symlinked.
 pins_clear
 RET=0
 wait_for 5 test -z "$(xdp_prog xfp_a0)"
 check_err $? "xfp_a0 keeps program $(xdp_prog xfp_a0) with its pins gone"
 mkdir -m 0700 "$PIN" && mkdir -m 0700 "$VICTIM"
 check_err $? "cannot make $PIN and $VICTIM"
-idA=$(foreign xfp_a0 "$PIN/link_$IFA")
+idA=$(foreign xfp_a0 "$PIN/link_$IFA" xdp_flow)
 check_err $? "cannot attach another program to xfp_a0"
-idC=$(foreign xfp_c0 "$VICTIM/link_$IFC" xdp_flow)
+idC=$(foreign xfp_c0 "$VICTIM/link_$IFC")
 check_err $? "cannot attach another program to xfp_c0"
 ln -s "$VICTIM/link_$IFC" "$PIN/link_$IFC"
 check_err $? "cannot make $PIN/link_$IFC a symlink"
-log_setup "$PIN: link_$IFA (program $idA), link_$IFC -> $VICTIM (program $idC, named xdp_flow)"
+log_setup "$PIN: link_$IFA (program $idA, named xdp_flow), link_$IFC -> $VICTIM (program $idC)"
 before=$(listing "$VICTIM")
 
 RET=0
