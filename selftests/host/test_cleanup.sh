@@ -268,8 +268,9 @@ log_test "--cleanup after SIGKILL: nothing attached, nothing pinned, exit 0"
 RET=0
 lock_hold
 check_err $? "cannot hold the lock of $PIN"
-bpftool map create "$PIN/xf_test" type array key 4 value 4 entries 1 \
-	name xf_test
+# Under a name the helper pins a map under: --cleanup removes no other.
+bpftool map create "$PIN/xf_gate" type array key 4 value 4 entries 1 \
+	name xf_gate
 check_err $? "cannot pin a map"
 t0=$(now_ms)
 out=$("$UMH_BIN" --cleanup --log=stderr 2>&1)
