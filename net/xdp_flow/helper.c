@@ -28,7 +28,9 @@
  * Locking: xdp_flow_helper_lock guards the helper's state and is never held
  * while waiting for the helper; it nests inside xdp_flow_lock.
  */
+#include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -235,6 +237,40 @@ static DECLARE_WAIT_QUEUE_HEAD(xdp_flow_posted_wq);
 
 static void xdp_flow_posted_watch_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(xdp_flow_posted_watch, xdp_flow_posted_watch_fn);
+
+/*
+ * debugfs, for tests: xdp_flow/posted, the posted requests not answered
+ * yet; and a fault point, as Debian's kernels have no fault injection:
+ * the next xdp_flow/fail_posted_send posted requests fail to send as on a
+ * full receive queue, each after xdp_flow/fail_posted_send_delay_ms, with
+ * the request already listed (so that the helper can be made to go away
+ * meanwhile).
+ */
+static struct dentry *xdp_flow_debugfs;
+static atomic_t xdp_flow_fail_posted_send = ATOMIC_INIT(0);
+static u32 xdp_flow_fail_posted_send_delay_ms;
+
+static void xdp_flow_debugfs_init(void)
+{
+	struct dentry *d = debugfs_create_dir(KBUILD_MODNAME, NULL);
+
+	debugfs_create_u32("posted", 0400, d, &xdp_flow_nr_posted);
+	debugfs_create_atomic_t("fail_posted_send", 0600, d,
+				&xdp_flow_fail_posted_send);
+	debugfs_create_u32("fail_posted_send_delay_ms", 0600, d,
+			   &xdp_flow_fail_posted_send_delay_ms);
+	xdp_flow_debugfs = d;
+}
+
+/* Whether this posted request's send is to fail (after the delay). */
+static bool xdp_flow_should_fail_posted_send(void)
+{
+	if (!IS_ENABLED(CONFIG_DEBUG_FS) ||
+	    !atomic_add_unless(&xdp_flow_fail_posted_send, -1, 0))
+		return false;
+	msleep(READ_ONCE(xdp_flow_fail_posted_send_delay_ms));
+	return true;
+}
 
 static struct xdp_flow_request *xdp_flow_request_find(u32 seq)
 {
@@ -859,7 +895,12 @@ static int xdp_flow_helper_send(u8 cmd, u32 ifindex, u32 rule_id,
 	}
 	genlmsg_end(skb, hdr);
 
-	err = genlmsg_unicast(&init_net, skb, portid);
+	if (posted && xdp_flow_should_fail_posted_send()) {
+		nlmsg_free(skb);
+		err = -EAGAIN;
+	} else {
+		err = genlmsg_unicast(&init_net, skb, portid);
+	}
 	if (err) {
 		/* Off the list first: nobody else answers it. */
 		xdp_flow_request_forget(req);
@@ -1136,6 +1177,7 @@ int __init xdp_flow_helper_init(const struct genl_family *family,
 	err = netlink_register_notifier(&xdp_flow_netlink_nb);
 	if (err)
 		goto err_file;
+	xdp_flow_debugfs_init();
 	xdp_flow_helper.exe = file;
 	xdp_flow_helper.family = family;
 	xdp_flow_helper.replay = replay;
@@ -1211,6 +1253,8 @@ void xdp_flow_helper_exit(void)
 	cancel_work_sync(&xdp_flow_replay_work);
 	cancel_delayed_work_sync(&xdp_flow_posted_watch);
 	netlink_unregister_notifier(&xdp_flow_netlink_nb);
+	debugfs_remove_recursive(xdp_flow_debugfs);
+	xdp_flow_debugfs = NULL;
 
 	mutex_lock(&xdp_flow_helper_lock);
 	xdp_flow_helper_kill();
