@@ -201,11 +201,21 @@ static DECLARE_WORK(xdp_flow_replay_work, xdp_flow_replay_work_fn);
  * A request sent to the helper: waited for (xdp_flow_helper_call()), or
  * posted (xdp_flow_helper_post_rule()), whose @posted callback gets the
  * answer instead.
+ *
+ * A request is listed before it is sent, so that an answer that comes
+ * before the sender's genlmsg_unicast() returned finds it. A posted one is
+ * still its sender's until then (@sending): a send that fails frees it,
+ * and the caller settles what it was for. So while @sending, neither the
+ * answer nor xdp_flow_requests_fail() settles it: they record the outcome
+ * (@answered, @err), and the sender gives it to @posted once its send
+ * succeeded, or drops it when the send failed (the helper never got it).
  */
 struct xdp_flow_request {
 	struct list_head list;
 	u32 seq;
 	int err;
+	bool sending;		/* posted, its sender's send not returned yet */
+	bool answered;		/* while @sending: @err is the outcome */
 	unsigned int progress;	/* progress reports so far */
 	bool have_stats;
 	struct xdp_flow_stats stats;
@@ -291,6 +301,16 @@ static void xdp_flow_posted_unlist(struct xdp_flow_request *req)
 		xdp_flow_nr_posted_adds--;
 }
 
+/* Caller holds xdp_flow_requests_lock; @req is posted and @sending. */
+static void xdp_flow_posted_record(struct xdp_flow_request *req, int err)
+{
+	if (req->answered)
+		return;		/* the first outcome counts */
+	req->err = err;
+	req->answered = true;
+}
+
+/* Only the sender forgets a request, and only one that is listed. */
 static void xdp_flow_request_forget(struct xdp_flow_request *req)
 {
 	spin_lock_bh(&xdp_flow_requests_lock);
@@ -299,12 +319,15 @@ static void xdp_flow_request_forget(struct xdp_flow_request *req)
 	else
 		list_del(&req->list);
 	spin_unlock_bh(&xdp_flow_requests_lock);
+	if (req->posted)
+		wake_up(&xdp_flow_posted_wq);
 	kfree(req);
 }
 
 /*
  * Completes every pending request with @err, and gives posted ones their
- * answer. The helper they went to is gone: so is what it said of its room.
+ * answer (those still being sent get it from their sender). The helper
+ * they went to is gone: so is what it said of its room.
  */
 static void xdp_flow_requests_fail(int err)
 {
@@ -314,6 +337,10 @@ static void xdp_flow_requests_fail(int err)
 	spin_lock_bh(&xdp_flow_requests_lock);
 	xdp_flow_room_known = false;
 	list_for_each_entry_safe(req, tmp, &xdp_flow_requests, list) {
+		if (req->posted && req->sending) {
+			xdp_flow_posted_record(req, err);
+			continue;
+		}
 		if (req->posted) {
 			xdp_flow_posted_unlist(req);
 			list_add_tail(&req->list, &posted);
@@ -663,6 +690,7 @@ static int xdp_flow_helper_reply(struct nlattr **attrs)
 	struct xdp_flow_request *req;
 	struct nlattr *a;
 	u32 seq;
+	int err;
 
 	if (!attrs[XDP_FLOW_ATTR_SEQ])
 		return -EINVAL;
@@ -688,14 +716,21 @@ static int xdp_flow_helper_reply(struct nlattr **attrs)
 		spin_unlock_bh(&xdp_flow_requests_lock);
 		return 0;
 	}
-	req->err = (int)nla_get_u32(attrs[XDP_FLOW_ATTR_ERROR]);
-	if (req->err > 0 || req->err < -MAX_ERRNO)
-		req->err = -EPROTO;
+	err = (int)nla_get_u32(attrs[XDP_FLOW_ATTR_ERROR]);
+	if (err > 0 || err < -MAX_ERRNO)
+		err = -EPROTO;
 	a = attrs[XDP_FLOW_ATTR_ROOM];
 	if (a) {
 		memcpy(&xdp_flow_room, nla_data(a), sizeof(xdp_flow_room));
 		xdp_flow_room_known = true;
 	}
+	if (req->posted && req->sending) {
+		/* Before its sender's send returned: the sender settles it. */
+		xdp_flow_posted_record(req, err);
+		spin_unlock_bh(&xdp_flow_requests_lock);
+		return 0;
+	}
+	req->err = err;
 	if (req->posted) {
 		/* Answered here, in the order the helper did them. */
 		xdp_flow_posted_unlist(req);
@@ -847,6 +882,7 @@ static int xdp_flow_helper_send(u8 cmd, u32 ifindex, u32 rule_id,
 {
 	struct xdp_flow_request *req;
 	struct sk_buff *skb;
+	bool answered;
 	u32 portid;
 	void *hdr;
 	int err;
@@ -869,7 +905,18 @@ static int xdp_flow_helper_send(u8 cmd, u32 ifindex, u32 rule_id,
 	req->posted = posted;
 	req->arg = arg;
 	req->add = posted && cmd == XDP_FLOW_CMD_RULE_ADD;
+	req->sending = posted;
 	spin_lock_bh(&xdp_flow_requests_lock);
+	/* Whoever finds this helper gone clears the port first, then fails
+	 * what is listed: listed after that, the request would wait for
+	 * nobody.
+	 */
+	if (READ_ONCE(xdp_flow_helper.portid) != portid) {
+		spin_unlock_bh(&xdp_flow_requests_lock);
+		nlmsg_free(skb);
+		kfree(req);
+		return -ESRCH;
+	}
 	req->seq = ++xdp_flow_next_seq;
 	list_add_tail(&req->list, &xdp_flow_requests);
 	if (posted) {
@@ -908,8 +955,22 @@ static int xdp_flow_helper_send(u8 cmd, u32 ifindex, u32 rule_id,
 			xdp_flow_helper_broken("its socket is gone");
 		return err;
 	}
-	if (reqp)
+	if (!posted) {
 		*reqp = req;
+		return 0;
+	}
+	/* Sent: from now on whoever has its outcome settles it. */
+	spin_lock_bh(&xdp_flow_requests_lock);
+	req->sending = false;
+	answered = req->answered;
+	if (answered)
+		xdp_flow_posted_unlist(req);
+	spin_unlock_bh(&xdp_flow_requests_lock);
+	if (answered) {
+		wake_up(&xdp_flow_posted_wq);
+		req->posted(req->arg, req->err);
+		kfree(req);
+	}
 	return 0;
 
 err_forget:
@@ -954,8 +1015,10 @@ static bool xdp_flow_room_for_one(void)
  * @rule_id: for RULE_DEL
  * @rule: for RULE_ADD
  * @posted: gets the helper's answer (0 or a negative errno; -ESRCH or
- *	-ESHUTDOWN when the helper went away first), once, from a work item
- *	or from whoever found the helper gone; it must not sleep
+ *	-ESHUTDOWN when the helper went away first), once, from a work item,
+ *	from whoever found the helper gone, or, when either came while the
+ *	request was being sent, from this call before it returns; it must not
+ *	sleep
  * @arg: for @posted
  *
  * The helper does requests in the order they were sent, posted or not.
