@@ -1083,6 +1083,28 @@ static void xdp_flow_posted_watch_fn(struct work_struct *work)
 	xdp_flow_helper_broken("it did not answer in time");
 }
 
+/*
+ * The helper's message @msg (may be empty) on a refusal, for @extack. The
+ * ack that carries it is built after the caller's netlink handler
+ * returned, and callers run concurrently: so the text goes into @extack's
+ * own buffer, never into one of this call or one shared between callers.
+ * Kernels without that buffer (before 6.3) get a fixed message.
+ */
+static void xdp_flow_helper_refused(struct netlink_ext_ack *extack,
+				    const char *msg)
+{
+#ifdef NL_SET_ERR_MSG_FMT_MOD
+	/* What fits after the prefix: a longer one would be warned of. */
+	const int room = NETLINK_MAX_FMTMSG_LEN - sizeof(KBUILD_MODNAME ": ");
+
+	if (msg[0]) {
+		NL_SET_ERR_MSG_FMT_MOD(extack, "%.*s", room, msg);
+		return;
+	}
+#endif
+	NL_SET_ERR_MSG_MOD(extack, "helper refused the request");
+}
+
 /**
  * xdp_flow_helper_call() - send a request to the helper and wait for its reply
  * @cmd: XDP_FLOW_CMD_*
@@ -1106,11 +1128,6 @@ int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 			 struct xdp_flow_stats *stats,
 			 struct netlink_ext_ack *extack)
 {
-	/* extack keeps a pointer to the helper's message: it must outlive
-	 * this call. Callers are serialised by xdp_flow_lock but for
-	 * DEV_ATTACH, whose message at worst gets another caller's text.
-	 */
-	static char msg[128];
 	struct xdp_flow_request *req;
 	unsigned int timeout, seen;
 	unsigned long done;
@@ -1137,9 +1154,6 @@ int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 	err = done || completion_done(&req->done) ? req->err : -ETIMEDOUT;
 	if (!err && stats && req->have_stats)
 		*stats = req->stats;
-	if (err && err != -ETIMEDOUT)
-		strscpy(msg, req->msg, sizeof(msg));
-	kfree(req);
 
 	if (err == -ETIMEDOUT) {
 		xdp_flow_helper_broken("it did not answer in time");
@@ -1147,9 +1161,10 @@ int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 	} else if (err == -ESRCH || err == -ESHUTDOWN) {
 		err = -ESRCH;
 		NL_SET_ERR_MSG_MOD(extack, "helper went away");
-	} else if (err && extack) {
-		extack->_msg = msg[0] ? msg : "xdp_flow: helper refused the request";
+	} else if (err) {
+		xdp_flow_helper_refused(extack, req->msg);
 	}
+	kfree(req);
 	return err;
 }
 
