@@ -240,6 +240,8 @@ static bool xdp_flow_room_known;
 static unsigned int xdp_flow_nr_posted;
 static unsigned int xdp_flow_nr_posted_adds;
 static unsigned long xdp_flow_answered_at;
+/* Set by xdp_flow_helper_stop(): nothing arms the posted-watch again. */
+static bool xdp_flow_posted_watch_off;
 static DECLARE_WAIT_QUEUE_HEAD(xdp_flow_posted_wq);
 
 /* At most this many posted requests wait for an answer; more wait first. */
@@ -999,6 +1001,23 @@ int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode)
 	return err;
 }
 
+/*
+ * Arms the posted-watch, unless the module is going away. A post that
+ * found the helper running before xdp_flow_helper_stop() may get here
+ * after xdp_flow_helper_exit() cancelled the work, whose timer would then
+ * fire into a module that is gone. The flag is set by
+ * xdp_flow_helper_stop(), before that cancel, and read under the same
+ * lock: once it is set, nothing queues the work again.
+ */
+static void xdp_flow_posted_watch_arm(unsigned long delay)
+{
+	spin_lock_bh(&xdp_flow_requests_lock);
+	if (!xdp_flow_posted_watch_off)
+		queue_delayed_work(system_long_wq, &xdp_flow_posted_watch,
+				   delay);
+	spin_unlock_bh(&xdp_flow_requests_lock);
+}
+
 /* Whether one more RULE_ADD without port ranges surely fits. */
 static bool xdp_flow_room_for_one(void)
 {
@@ -1054,8 +1073,7 @@ int xdp_flow_helper_post_rule(u8 cmd, u32 rule_id,
 	err = xdp_flow_helper_send(cmd, 0, rule_id, 0, rule, posted, arg,
 				   NULL);
 	if (!err)
-		queue_delayed_work(system_long_wq, &xdp_flow_posted_watch,
-				   msecs_to_jiffies(timeout));
+		xdp_flow_posted_watch_arm(msecs_to_jiffies(timeout));
 	return err;
 }
 
@@ -1076,8 +1094,7 @@ static void xdp_flow_posted_watch_fn(struct work_struct *work)
 	if (!n)
 		return;
 	if (time_before(jiffies, since + timeout)) {
-		queue_delayed_work(system_long_wq, &xdp_flow_posted_watch,
-				   since + timeout - jiffies);
+		xdp_flow_posted_watch_arm(since + timeout - jiffies);
 		return;
 	}
 	xdp_flow_helper_broken("it did not answer in time");
@@ -1292,6 +1309,9 @@ void xdp_flow_helper_stop(void)
 	WRITE_ONCE(xdp_flow_helper.state, XDP_FLOW_HELPER_STOPPED);
 	WRITE_ONCE(xdp_flow_helper.portid, 0);
 	mutex_unlock(&xdp_flow_helper_lock);
+	spin_lock_bh(&xdp_flow_requests_lock);
+	xdp_flow_posted_watch_off = true;
+	spin_unlock_bh(&xdp_flow_requests_lock);
 	xdp_flow_requests_fail(-ESHUTDOWN);
 }
 
@@ -1329,6 +1349,7 @@ void xdp_flow_helper_exit(void)
 
 	cancel_delayed_work_sync(&xdp_flow_helper_work);
 	cancel_work_sync(&xdp_flow_replay_work);
+	/* Nothing arms it again (xdp_flow_posted_watch_off). */
 	cancel_delayed_work_sync(&xdp_flow_posted_watch);
 	netlink_unregister_notifier(&xdp_flow_netlink_nb);
 	debugfs_remove_recursive(xdp_flow_debugfs);
