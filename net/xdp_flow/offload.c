@@ -2382,38 +2382,47 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 		return -EOPNOTSUPP;
 	}
 
+	/* Under rtnl, the device cannot go or leave the namespace before
+	 * its entry is listed, where the netdev notifier finds it.
+	 */
+	rtnl_lock();
 	mutex_lock(&xdp_flow_lock);
+	if (dev->reg_state != NETREG_REGISTERED ||
+	    !net_eq(dev_net(dev), &init_net)) {
+		NL_SET_ERR_MSG_MOD(extack, "the device went away");
+		err = -ENODEV;
+		goto unlock;
+	}
 	if (!xdp_flow_helper_running()) {
-		mutex_unlock(&xdp_flow_lock);
 		NL_SET_ERR_MSG_MOD(extack, "helper is not running");
-		return -ESRCH;
+		err = -ESRCH;
+		goto unlock;
 	}
 	if (xdp_flow_dev_find(dev->ifindex)) {
-		mutex_unlock(&xdp_flow_lock);
 		NL_SET_ERR_MSG_MOD(extack, "offload is already enabled on this device");
-		return -EEXIST;
+		err = -EEXIST;
+		goto unlock;
 	}
 	if (xdp_flow_unseen_rules(dev->ifindex)) {
-		mutex_unlock(&xdp_flow_lock);
 		NL_SET_ERR_MSG_MOD(extack,
 				   "the device's ingress rules predate the module; re-create its clsact qdisc first");
-		return -EBUSY;
+		err = -EBUSY;
+		goto unlock;
 	}
 	xdev = kzalloc_obj(*xdev, GFP_KERNEL);
 	if (!xdev) {
-		mutex_unlock(&xdp_flow_lock);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto unlock;
 	}
 	err = ida_alloc_range(&xdp_flow_ids, xdp_flow_shield_id_base(),
 			      xdp_flow_max_rules() - 1, GFP_KERNEL);
 	if (err < 0) {
-		mutex_unlock(&xdp_flow_lock);
 		kfree(xdev);
 		if (err == -ENOSPC)
 			NL_SET_ERR_MSG_MOD(extack, "offload is enabled on "
 					   __stringify(XDP_FLOW_MAX_SHIELDS)
 					   " devices already, the most it can be");
-		return err;
+		goto unlock;
 	}
 	atomic_inc(&xdp_flow_ids_used);
 	xdev->shield_id = err;
@@ -2427,15 +2436,14 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 	xdev->replaying = true;
 	if (xdp_flow_places_take(dev->ifindex)) {
 		xdp_flow_id_free(xdev->shield_id);
-		mutex_unlock(&xdp_flow_lock);
 		kfree(xdev);
 		NL_SET_ERR_MSG_MOD(extack, "no memory for the device's rules");
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto unlock;
 	}
 	list_add_tail(&xdev->list, &xdp_flow_devs);
 	mutex_unlock(&xdp_flow_lock);
 
-	rtnl_lock();
 	xdp_flow_reoffer(dev->ifindex, true);
 	rtnl_unlock();
 
@@ -2488,6 +2496,11 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 	}
 undo:
 	xdp_flow_dev_disable(dev->ifindex, NULL);
+	return err;
+
+unlock:
+	mutex_unlock(&xdp_flow_lock);
+	rtnl_unlock();
 	return err;
 }
 
