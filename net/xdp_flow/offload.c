@@ -1602,38 +1602,26 @@ static int xdp_flow_ft_cb(struct xdp_flow_binding *b,
 
 /*
  * A rule of matchall, u32 or bpf: TC runs it, and its prio is a software
- * rule that no offloaded rule after it overtakes (classifiers.c).
+ * rule that no offloaded rule after it overtakes (classifiers.c). Caller
+ * holds xdp_flow_lock. Never in_hw: returns -EOPNOTSUPP.
  */
-static int xdp_flow_other_cb(struct xdp_flow_binding *b,
-			     enum tc_setup_type type, void *type_data)
+static int xdp_flow_other_change(struct xdp_flow_binding *b,
+				 enum tc_setup_type type, void *type_data)
 {
-	int passes = atomic_read(&xdp_flow_attach_passes);
 	struct flow_cls_offload f;
-	struct xdp_flow_dev *xdev;
-	bool due;
 
-	mutex_lock(&xdp_flow_lock);
-	if (!xdp_flow_other_offer(b, type, type_data, &f)) {
-		mutex_unlock(&xdp_flow_lock);
+	if (!xdp_flow_other_offer(b, type, type_data, &f))
+		return -EOPNOTSUPP;
+	if (f.command != FLOW_CLS_REPLACE) {
+		xdp_flow_cls_destroy(b, &f);
 		return -EOPNOTSUPP;
 	}
-	if (f.command == FLOW_CLS_REPLACE) {
-		xdp_flow_cls_replace(b, &f);
-		xdev = xdp_flow_dev_find(b->ifindex);
-		if (xdev)
-			pr_info_ratelimited("xdp_flow: %s: %s rules at chain %u prio %u stay in software: XDP hands the frames that reach them to the stack\n",
-					    netdev_name(b->dev),
-					    xdp_flow_other_name(type),
-					    f.common.chain_index, f.common.prio);
-	} else {
-		xdp_flow_cls_destroy(b, &f);
-	}
-	due = xdp_flow_attach_due;
-	xdp_flow_attach_due = false;
-	mutex_unlock(&xdp_flow_lock);
-	if (due)
-		xdp_flow_attach_wait(passes);
-	/* Never in_hw: TC runs the rule. */
+	xdp_flow_cls_replace(b, &f);
+	if (xdp_flow_dev_find(b->ifindex))
+		pr_info_ratelimited("xdp_flow: %s: %s rules at chain %u prio %u stay in software: XDP hands the frames that reach them to the stack\n",
+				    netdev_name(b->dev),
+				    xdp_flow_other_name(type),
+				    f.common.chain_index, f.common.prio);
 	return -EOPNOTSUPP;
 }
 
@@ -1646,17 +1634,18 @@ static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 	bool due;
 	int err;
 
-	if (type != TC_SETUP_CLSFLOWER) {
-		if (b->ft || b->nft)
-			return -EOPNOTSUPP;
-		return xdp_flow_other_cb(b, type, type_data);
-	}
+	if (type != TC_SETUP_CLSFLOWER && (b->ft || b->nft))
+		return -EOPNOTSUPP;
 	if (b->ft)
 		return xdp_flow_ft_cb(b, f);
 	if (b->nft && f->command == FLOW_CLS_STATS)
 		return xdp_flow_nft_stats(b, f);
 
 	mutex_lock(&xdp_flow_lock);
+	if (type != TC_SETUP_CLSFLOWER) {
+		err = xdp_flow_other_change(b, type, type_data);
+		goto unlock;
+	}
 	switch (f->command) {
 	case FLOW_CLS_REPLACE:
 		err = xdp_flow_cls_replace(b, f);
@@ -1675,6 +1664,7 @@ static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
 	default:
 		err = -EOPNOTSUPP;
 	}
+unlock:
 	due = xdp_flow_attach_due;
 	xdp_flow_attach_due = false;
 	mutex_unlock(&xdp_flow_lock);
