@@ -150,6 +150,19 @@ kernel_bad()
 	grep -E "$XF_KERNEL_BAD_RE"
 }
 
+# wait_for <seconds> <command...>: poll until the command succeeds.
+wait_for()
+{
+	local i n=$(($1 * 10))
+
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
 # dmesg_mark [label]: write a unique line (with the label) into the kernel
 # log and print it, for dmesg_since. A line count is no mark: once the ring
 # buffer is full, every new line pushes an old one out and the count stops

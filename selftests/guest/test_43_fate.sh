@@ -77,18 +77,35 @@ expect_xdp()
 	check_err $? "the flower rule counted $((hw - hw0)) hardware packets, not $N"
 }
 
-# expect_shielded <what> <pref>: after a send of $N, the rule at <pref>
-# counted all of them in software and the flower rule no hardware packet.
+# expect_shielded <what> <pref> [<before>]: after a send of $N, the rule
+# at <pref> counted all of them in software (<before> plus $N), and the
+# flower rule no hardware packet since hw0.
 expect_shielded()
 {
-	local pk hw
+	local want=$((${3:-0} + N)) pk hw
 
-	pk=$(wait_value $N 5 rule_packets "$2")
-	[ "$pk" = $N ]
-	check_err $? "the $1 rule counted $pk packets, not $N"
+	pk=$(wait_value $want 5 rule_packets "$2")
+	[ "$pk" = $want ]
+	check_err $? "the $1 rule counted $((pk - ${3:-0})) packets, not $N"
 	hw=$(hw_of_flower)
 	[ "$hw" = "$hw0" ]
 	check_err $? "the flower rule counted $((hw - hw0)) hardware packets behind the $1 rule"
+}
+
+# drop_case <what> <tc filter args...>: a drop rule of classifier <what>
+# at pref 1 drops all $N packets; the flower rule redirects none in XDP.
+drop_case()
+{
+	local what=$1
+
+	shift
+	RET=0
+	tc filter add dev xfv0 ingress pref 1 protocol ip "$@" action drop
+	check_err $? "tc filter add ($what) failed"
+	hw0=$(hw_of_flower)
+	send_expect xfa 10.0.3.1 $N -- udp:xfb/veth_b+0 udp:xfc/veth_c+0
+	expect_shielded "$what" 1
+	log_test "$what drop at pref 1 drops all $N packets, none redirected in XDP"
 }
 
 RET=0
@@ -134,14 +151,7 @@ log_test "matchall police deleted: the flower redirect runs in XDP again"
 
 # u32 drop; it is kept across disabling and enabling offload (the module
 # keeps its place while the device is not enabled).
-RET=0
-tc filter add dev xfv0 ingress pref 1 protocol ip u32 \
-	match ip dst 10.0.3.1/32 action drop
-check_err $? "tc filter add (u32) failed"
-hw0=$(hw_of_flower)
-send_expect xfa 10.0.3.1 $N -- udp:xfb/veth_b+0 udp:xfc/veth_c+0
-expect_shielded u32 1
-log_test "u32 drop at pref 1 drops all $N packets, none redirected in XDP"
+drop_case u32 u32 match ip dst 10.0.3.1/32
 
 RET=0
 "$XF_CLI" disable dev xfv0 >/dev/null
@@ -158,23 +168,12 @@ check_err $? "the flower rule shows $st after enabling again, not in_hw"
 hw0=$(hw_of_flower)
 before=$(rule_packets 1)
 send_expect xfa 10.0.3.1 $N -- udp:xfb/veth_b+0 udp:xfc/veth_c+0
-pk=$(wait_value $((before + N)) 5 rule_packets 1)
-[ "$pk" = $((before + N)) ]
-check_err $? "the u32 rule counted $((pk - before)) more packets, not $N"
-[ "$(hw_of_flower)" = "$hw0" ]
-check_err $? "the flower rule counted hardware packets behind the u32 rule"
+expect_shielded u32 1 "$before"
 log_test "the u32 rule still comes first after offload is disabled and enabled again"
 tc filter del dev xfv0 ingress pref 1
 
 # bpf: a classic BPF program that matches every frame, action drop.
-RET=0
-tc filter add dev xfv0 ingress pref 1 protocol ip bpf \
-	bytecode '1,6 0 0 4294967295,' action drop
-check_err $? "tc filter add (bpf) failed"
-hw0=$(hw_of_flower)
-send_expect xfa 10.0.3.1 $N -- udp:xfb/veth_b+0 udp:xfc/veth_c+0
-expect_shielded bpf 1
-log_test "bpf drop at pref 1 drops all $N packets, none redirected in XDP"
+drop_case bpf bpf bytecode '1,6 0 0 4294967295,'
 
 RET=0
 tc filter del dev xfv0 ingress pref 1

@@ -66,19 +66,6 @@ now_ms()
 	echo $(($(date +%s%N) / 1000000))
 }
 
-# wait_for <seconds> <command...>: poll until the command succeeds.
-wait_for()
-{
-	local i n=$(($1 * 10))
-
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
-
 # progs: how many programs of ours are loaded.
 progs()
 {

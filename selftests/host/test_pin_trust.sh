@@ -86,19 +86,6 @@ cleanup()
 }
 trap cleanup EXIT
 
-# wait_for <seconds> <command...>: poll until the command succeeds.
-wait_for()
-{
-	local i n=$(($1 * 10))
-
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
-
 setup()
 {
 	local d
@@ -174,11 +161,37 @@ ping_peer()
 		>/dev/null 2>&1
 }
 
+# start_attach_sync: a helper that attaches to xfp_b0, is told which rules
+# it holds (SYNC: none, so it detaches what it did not replay) and
+# attaches again (after SYNC's detaching: the same worker).
+start_attach_sync()
+{
+	umh_start
+	umh attach xfp_b0
+	check_err $? "attach xfp_b0: $REPLY"
+	umh sync
+	check_err $? "sync: $REPLY"
+	umh attach xfp_b0
+	check_err $? "attach xfp_b0 after sync: $REPLY"
+}
+
+# cleanup_refused <why>: --cleanup refuses $PIN, exits non-zero and says
+# "$PIN: <why>"; its output in $out, its status in $rc.
+cleanup_refused()
+{
+	out=$("$UMH_BIN" --cleanup --log=stderr 2>&1)
+	rc=$?
+	[ "$rc" -ne 0 ]
+	check_err $? "--cleanup exit status 0 with $PIN left: $out"
+	grep -qF "$PIN: $1" <<<"$out"
+	check_err $? "--cleanup does not say why: $out"
+}
+
 # refused_dir_case <how>: case 1 with $PIN already made by setup code.
 # The helper runs, drops with a rule, exits; --cleanup leaves the map.
 refused_dir_case()
 {
-	local what=$1 want=$2 before after out rc
+	local what=$1 want=$2 before after
 
 	RET=0
 	bpftool map create "$PIN/foo" type array key 4 value 4 entries 1 \
@@ -213,12 +226,7 @@ refused_dir_case()
 	umh_stop
 	wait_for 5 test -z "$(xdp_prog xfp_b0)"
 	check_err $? "the unpinned program outlived the helper on xfp_b0"
-	out=$("$UMH_BIN" --cleanup --log=stderr 2>&1)
-	rc=$?
-	[ "$rc" -ne 0 ]
-	check_err $? "--cleanup exit status 0 with $PIN left: $out"
-	grep -qF "$PIN: $want" <<<"$out"
-	check_err $? "--cleanup does not say why: $out"
+	cleanup_refused "$want"
 	[ -e "$PIN/foo" ]
 	check_err $? "--cleanup removed $PIN/foo: $out"
 	after=$(listing "$PIN")
@@ -260,13 +268,7 @@ log_setup "$PIN -> $VICTIM: xf_rules, link_$IFA (xfp_a0's program $idA)"
 before=$(listing "$VICTIM")
 
 RET=0
-umh_start
-umh attach xfp_b0
-check_err $? "attach xfp_b0: $REPLY"
-umh sync
-check_err $? "sync: $REPLY"
-umh attach xfp_b0	# after SYNC's detaching: the same worker
-check_err $? "attach xfp_b0 after sync: $REPLY"
+start_attach_sync
 log_has "$PIN: is a symlink"
 check_err $? "no \"$PIN: is a symlink\" in its log: $(cat "$TMP/umh.log")"
 ! log_has "kept the link of ifindex $IFA"
@@ -282,12 +284,7 @@ log_test "$PIN a symlink: the helper pins nothing there and leaves the link"
 
 RET=0
 umh_stop
-out=$("$UMH_BIN" --cleanup --log=stderr 2>&1)
-rc=$?
-[ "$rc" -ne 0 ]
-check_err $? "--cleanup exit status 0 with $PIN left: $out"
-grep -qF "$PIN: is a symlink" <<<"$out"
-check_err $? "--cleanup does not say why: $out"
+cleanup_refused "is a symlink"
 [ -L "$PIN" ]
 check_err $? "--cleanup removed the symlink $PIN"
 after=$(listing "$VICTIM")
@@ -316,13 +313,7 @@ log_setup "$PIN: link_$IFA (program $idA, named xdp_flow), link_$IFC -> $VICTIM 
 before=$(listing "$VICTIM")
 
 RET=0
-umh_start
-umh attach xfp_b0
-check_err $? "attach xfp_b0: $REPLY"
-umh sync
-check_err $? "sync: $REPLY"
-umh attach xfp_b0
-check_err $? "attach xfp_b0 after sync: $REPLY"
+start_attach_sync
 ! log_has "kept the link of ifindex $IFA" &&
 	! log_has "kept the link of ifindex $IFC"
 check_err $? "the helper took over a link not its own: $(cat "$TMP/umh.log")"
