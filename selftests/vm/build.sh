@@ -80,6 +80,11 @@ build_user() {
 	else
 		msg "tools/xdp-flow/Makefile does not exist (yet): CLI not built"
 	fi
+	# The tests' Python modules compiled here: in a guest the repository
+	# is read-only, and each import would compile them anew.
+	# Debian's python3, the one the guests run.
+	/usr/bin/python3 -m compileall -q "$XF_TOP/selftests" "$XF_TOP/bench" >/dev/null ||
+		msg "python3 -m compileall failed: the guests compile the tests' modules at each import"
 }
 
 build_module() {

@@ -18,6 +18,8 @@
 #      XF_GUEST_CPUS     guest CPUs (default 2)
 #      XF_VNG_OPTS       extra vng options (word-split)
 #      XF_RESULTS        results folder shared with the guest
+#      XF_GUEST_CACHE    1 (default): the guest reads /usr through a cache
+#                        (selftests/vm/guest-cache.sh); 0: uncached
 #      CI and the tests' XF_* knobs (XF_FILTER, XF_DIFF_CASES, ...): passed
 #      into the guest
 
@@ -63,6 +65,19 @@ BLACKLIST+=,aesni_intel,powernow_k8
 # folder: the kernel command line (which carries vng's --exec) is short and
 # mangles some quoting.
 q() { printf '%q' "$1"; }
+
+# /usr and the repository a second time, for selftests/vm/guest-cache.sh
+# to mount with a cache (XF_GUEST_CACHE=0: not).
+cache=${XF_GUEST_CACHE:-1}
+cache_opts=()
+[ "$cache" = 1 ] && cache_opts=(
+	--qemu-opt=-fsdev
+	--qemu-opt=local,id=xfusr,path=/usr,security_model=none,readonly=on,multidevs=remap
+	--qemu-opt=-device --qemu-opt=virtio-9p-pci,fsdev=xfusr,mount_tag=xfusr
+	--qemu-opt=-fsdev
+	--qemu-opt=local,id=xfrepo,path=$XF_TOP,security_model=none,readonly=on,multidevs=remap
+	--qemu-opt=-device --qemu-opt=virtio-9p-pci,fsdev=xfrepo,mount_tag=xfrepo)
+
 script=$(mktemp "$results/.guest-cmd.XXXXXX")
 # The guest creates this first: it tells a guest that never ran the
 # command from one whose command failed.
@@ -81,6 +96,7 @@ trap 'rm -f "$script" "$started"' EXIT
 		[ -n "${!v+x}" ] && echo "export $v=$(q "${!v}")"
 	done
 	echo "cd $(q "$XF_TOP") || exit 125"
+	[ "$cache" = 1 ] && echo "source selftests/vm/guest-cache.sh || exit 125"
 	printf 'exec'
 	for a in "$@"; do
 		printf ' %s' "$(q "$a")"
@@ -115,7 +131,7 @@ boot()
 		    -m "${XF_GUEST_MEM:-2G}" --cpus "${XF_GUEST_CPUS:-2}" \
 		    --cwd "$XF_TOP" --rwdir="$results" \
 		    -a "modprobe.blacklist=$BLACKLIST" -a log_buf_len=16M \
-		    "${extra[@]}" \
+		    "${cache_opts[@]}" "${extra[@]}" \
 		    --exec "$gcmd" </dev/null 2>&1 | cat
 	return "${PIPESTATUS[0]}"
 }
