@@ -190,6 +190,19 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_peers SEC(".maps");
 
+/* The devices an XDP hook redirect may go to at once, their egress path
+ * being empty: written by the module only (net/xdp_flow/peer.c), read by
+ * xdp_flow(). No entry: the frame goes to the stack, where mirred sends it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XDP_FLOW_MAX_EGRESS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_egress SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XDP_FLOW_EMC_SETS);
@@ -2182,6 +2195,12 @@ int xdp_flow(struct xdp_md *ctx)
 
 	ret = flow_decide(&key, &v);
 	if (ret == XDP_PASS)
+		return XDP_PASS;
+	/* bpf_redirect() goes straight to the target's ndo_xdp_xmit, past
+	 * what mirred would run: only where that is nothing (xf_egress has
+	 * the target), else the stack, before anything is rewritten.
+	 */
+	if (ret == XDP_REDIRECT && !bpf_map_lookup_elem(&xf_egress, &v.ifindex))
 		return XDP_PASS;
 	/* A PPPoE frame: a flowtable's rule's, or the stack's. */
 	if (key.ppp_proto && (ret != XDP_REDIRECT || v.n < 2))

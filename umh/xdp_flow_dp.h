@@ -40,6 +40,10 @@
  *                names in HELLO. 0, or 1 + the lowest order XDP may not
  *                act on: frames of such rules go to the stack (the uapi
  *                header says when).
+ *   xf_egress    HASH, ifindex -> __u64, XDP_FLOW_EGRESS_NAME: written
+ *                only by the module, found like xf_gate: an entry for each
+ *                device an XDP hook redirect may go to at once (its egress
+ *                path is empty); without one the frame goes to the stack.
  *
  * Not pinned: xf_emc, the exact-match cache (PERCPU_ARRAY of struct
  * xdp_flow_emc_set), valid only for sets of the current generation.

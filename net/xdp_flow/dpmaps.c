@@ -20,7 +20,9 @@
  * counters keep moving while no helper runs.
  *
  * The peers (XDP_FLOW_PEERS_NAME), the TC program's: which veths a redirect
- * may pass by, written as peer.c decides.
+ * may pass by; the egress (XDP_FLOW_EGRESS_NAME), the XDP program's: which
+ * devices a redirect may go to with ndo_xdp_xmit. Both are written as
+ * peer.c decides, one word an entry, by the same code.
  */
 #include <linux/bpf.h>
 #include <linux/err.h>
@@ -40,6 +42,7 @@ static DEFINE_MUTEX(xdp_flow_dp_lock);
 static struct bpf_map *xdp_flow_gate_map;
 static struct bpf_map *xdp_flow_counters_map;
 static struct bpf_map *xdp_flow_peers_map;
+static struct bpf_map *xdp_flow_egress_map;
 
 /* Guards the gate's word and state; taken in any context but hard IRQ. */
 static DEFINE_SPINLOCK(xdp_flow_gate_lock);
@@ -94,6 +97,15 @@ static bool xdp_flow_peers_are_ours(const struct bpf_map *map)
 	       !strncmp(map->name, XDP_FLOW_PEERS_NAME, sizeof(map->name));
 }
 
+static bool xdp_flow_egress_is_ours(const struct bpf_map *map)
+{
+	return map->map_type == BPF_MAP_TYPE_HASH &&
+	       map->key_size == sizeof(u32) &&
+	       map->value_size == sizeof(u64) &&
+	       (map->map_flags & BPF_F_NO_PREALLOC) &&
+	       !strncmp(map->name, XDP_FLOW_EGRESS_NAME, sizeof(map->name));
+}
+
 /* A reference to the map of @prog that @ours accepts, or NULL. */
 static struct bpf_map *xdp_flow_prog_map(struct bpf_prog *prog,
 					 bool (*ours)(const struct bpf_map *))
@@ -113,40 +125,47 @@ static struct bpf_map *xdp_flow_prog_map(struct bpf_prog *prog,
 	return map;
 }
 
-/* Takes the peers from the TC program @tc_prog_fd, then has peer.c fill them. */
-static void xdp_flow_dp_peers_take(int tc_prog_fd)
+/* Holds @map (a reference, or NULL: the one held stays) in @slot. */
+static void xdp_flow_dp_hold(struct bpf_map **slot, struct bpf_map *map)
 {
-	struct bpf_map *peers = NULL, *old;
-	struct bpf_prog *prog;
+	struct bpf_map *old;
 
-	if (tc_prog_fd >= 0) {
-		prog = bpf_prog_get_type_dev(tc_prog_fd, BPF_PROG_TYPE_SCHED_CLS,
-					     false);
-		if (IS_ERR(prog))
-			return;
-		peers = xdp_flow_prog_map(prog, xdp_flow_peers_are_ours);
-		bpf_prog_put(prog);
-	}
-	if (!peers)
+	if (!map)
 		return;
 	mutex_lock(&xdp_flow_dp_lock);
-	old = xdp_flow_peers_map;
-	xdp_flow_peers_map = peers;
+	old = *slot;
+	*slot = map;
 	mutex_unlock(&xdp_flow_dp_lock);
 	if (old)
 		bpf_map_put(old);
-	xdp_flow_peers_resync();
+}
+
+/* The peers of the TC program @tc_prog_fd (a reference), or NULL. */
+static struct bpf_map *xdp_flow_dp_peers_of(int tc_prog_fd)
+{
+	struct bpf_map *peers;
+	struct bpf_prog *prog;
+
+	if (tc_prog_fd < 0)
+		return NULL;
+	prog = bpf_prog_get_type_dev(tc_prog_fd, BPF_PROG_TYPE_SCHED_CLS,
+				     false);
+	if (IS_ERR(prog))
+		return NULL;
+	peers = xdp_flow_prog_map(prog, xdp_flow_peers_are_ours);
+	bpf_prog_put(prog);
+	return peers;
 }
 
 /**
- * xdp_flow_dp_maps_take() - take the gate, the counters and the peers from
- *	the helper's programs
+ * xdp_flow_dp_maps_take() - take the gate, the counters, the egress and the
+ *	peers from the helper's programs
  * @prog_fd: the helper's XDP program, a descriptor of the calling process
  * @tc_prog_fd: its TC program, or -1
  *
  * Called in the registered helper's context. The gate keeps the state the
- * module gave it last; the peers are written anew. Maps the programs do not
- * have are not replaced.
+ * module gave it last; the egress and the peers are written anew (peer.c,
+ * soon). Maps the programs do not have are not replaced.
  *
  * Return: 0, or a negative errno when @prog_fd is no program of ours or
  * lacks the gate or the counters.
@@ -154,6 +173,7 @@ static void xdp_flow_dp_peers_take(int tc_prog_fd)
 int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd)
 {
 	struct bpf_map *gate, *counters, *old_gate = NULL, *old_counters = NULL;
+	struct bpf_map *egress, *peers;
 	struct bpf_prog *prog;
 	u32 zero = 0;
 	u64 *word = NULL;
@@ -163,6 +183,7 @@ int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd)
 		return PTR_ERR(prog);
 	gate = xdp_flow_prog_map(prog, xdp_flow_gate_is_ours);
 	counters = xdp_flow_prog_map(prog, xdp_flow_counters_are_ours);
+	egress = xdp_flow_prog_map(prog, xdp_flow_egress_is_ours);
 	bpf_prog_put(prog);
 
 	if (gate) {
@@ -194,8 +215,47 @@ int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd)
 		bpf_map_put(old_gate);
 	if (old_counters)
 		bpf_map_put(old_counters);
-	xdp_flow_dp_peers_take(tc_prog_fd);
+	peers = xdp_flow_dp_peers_of(tc_prog_fd);
+	xdp_flow_dp_hold(&xdp_flow_egress_map, egress);
+	xdp_flow_dp_hold(&xdp_flow_peers_map, peers);
+	/* A pinned map may hold entries of an earlier module. */
+	if (egress || peers)
+		xdp_flow_peers_resync();
 	return gate && counters ? 0 : -ENOENT;
+}
+
+/*
+ * Writes @ifindex's entry of the map held in @slot: @word, or none for
+ * NULL. An entry that stays is rewritten in place, with one store: the
+ * program reads either word.
+ */
+static int xdp_flow_dp_word_write(struct bpf_map **slot, u32 ifindex,
+				  const u64 *word)
+{
+	struct bpf_map *map;
+	u64 *cur;
+	int err = 0;
+
+	mutex_lock(&xdp_flow_dp_lock);
+	map = *slot;
+	if (!map) {
+		mutex_unlock(&xdp_flow_dp_lock);
+		return -ENOENT;
+	}
+	rcu_read_lock();
+	cur = map->ops->map_lookup_elem(map, &ifindex);
+	if (cur && word)
+		WRITE_ONCE(*cur, *word);
+	else if (word)
+		err = map->ops->map_update_elem(map, &ifindex, (void *)word,
+						BPF_NOEXIST);
+	else if (cur)
+		err = map->ops->map_delete_elem(map, &ifindex);
+	if (err && word)
+		map->ops->map_delete_elem(map, &ifindex);
+	rcu_read_unlock();
+	mutex_unlock(&xdp_flow_dp_lock);
+	return err;
 }
 
 /**
@@ -211,45 +271,37 @@ int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd)
  */
 int xdp_flow_dp_peer_write(u32 ifindex, const union xdp_flow_peer *peer)
 {
-	union xdp_flow_peer *cur;
-	struct bpf_map *map;
-	int err = 0;
-
-	mutex_lock(&xdp_flow_dp_lock);
-	map = xdp_flow_peers_map;
-	if (!map) {
-		mutex_unlock(&xdp_flow_dp_lock);
-		return -ENOENT;
-	}
-	rcu_read_lock();
-	cur = map->ops->map_lookup_elem(map, &ifindex);
-	if (cur && peer)
-		WRITE_ONCE(cur->word, peer->word);
-	else if (peer)
-		err = map->ops->map_update_elem(map, &ifindex, (void *)peer,
-						BPF_NOEXIST);
-	else if (cur)
-		err = map->ops->map_delete_elem(map, &ifindex);
-	if (err && peer)
-		map->ops->map_delete_elem(map, &ifindex);
-	rcu_read_unlock();
-	mutex_unlock(&xdp_flow_dp_lock);
-	return err;
+	return xdp_flow_dp_word_write(&xdp_flow_peers_map, ifindex,
+				      peer ? &peer->word : NULL);
 }
 
 /**
- * xdp_flow_dp_peers_clear() - remove every peers entry
+ * xdp_flow_dp_egress_write() - say whether XDP hook redirects to a device
+ *	may go to its ndo_xdp_xmit
+ * @ifindex: the device, in init_net
+ * @empty: its egress path is empty; false: redirects there go to the stack
  *
- * Caller holds peer.c's lock. Entries a previous module or helper left
- * in a pinned map go too.
+ * Caller holds peer.c's lock, which orders the writes.
+ *
+ * Return: 0, -ENOENT when the module holds no egress map, or the map's
+ * error (then no entry is left for @ifindex: the frame goes to the stack).
  */
-void xdp_flow_dp_peers_clear(void)
+int xdp_flow_dp_egress_write(u32 ifindex, bool empty)
+{
+	static const u64 word = XDP_FLOW_EGRESS_EMPTY;
+
+	return xdp_flow_dp_word_write(&xdp_flow_egress_map, ifindex,
+				      empty ? &word : NULL);
+}
+
+/* Removes every entry of the map held in @slot. */
+static void xdp_flow_dp_clear(struct bpf_map **slot)
 {
 	struct bpf_map *map;
 	u32 key;
 
 	mutex_lock(&xdp_flow_dp_lock);
-	map = xdp_flow_peers_map;
+	map = *slot;
 	while (map) {
 		int err;
 
@@ -263,6 +315,18 @@ void xdp_flow_dp_peers_clear(void)
 		cond_resched();
 	}
 	mutex_unlock(&xdp_flow_dp_lock);
+}
+
+/**
+ * xdp_flow_dp_tx_clear() - remove every peers and every egress entry
+ *
+ * Caller holds peer.c's lock. Entries a previous module or helper left
+ * in a pinned map go too.
+ */
+void xdp_flow_dp_tx_clear(void)
+{
+	xdp_flow_dp_clear(&xdp_flow_egress_map);
+	xdp_flow_dp_clear(&xdp_flow_peers_map);
 }
 
 /**
@@ -410,8 +474,11 @@ void xdp_flow_dp_maps_release(void)
 		bpf_map_put(xdp_flow_counters_map);
 	if (xdp_flow_peers_map)
 		bpf_map_put(xdp_flow_peers_map);
+	if (xdp_flow_egress_map)
+		bpf_map_put(xdp_flow_egress_map);
 	xdp_flow_gate_map = NULL;
 	xdp_flow_counters_map = NULL;
 	xdp_flow_peers_map = NULL;
+	xdp_flow_egress_map = NULL;
 	mutex_unlock(&xdp_flow_dp_lock);
 }

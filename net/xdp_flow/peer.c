@@ -1,6 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xdp_flow: redirects that enter a veth's peer directly.
+ * xdp_flow: where a redirect may skip the target's transmit path.
+ *
+ * Two hooks carry out redirects past what TC's mirred would run on the
+ * target X: the TC hook's bpf_redirect_peer() into a veth's peer, and every
+ * redirect of the XDP hook, which goes to X's ndo_xdp_xmit. Either is exact
+ * only while X's transmit path is empty: no queueing qdisc, no egress
+ * filter, tcx program or netfilter egress hook. The module keeps that state
+ * for the devices of init_net in two maps that only it writes, by the same
+ * checks and at the same moments (below):
+ *  - XDP_FLOW_PEERS_NAME, the TC program's, for bpf_redirect_peer();
+ *  - XDP_FLOW_EGRESS_NAME, the XDP program's: an entry for each device X
+ *    that is up with carrier, takes XDP frames and whose transmit path is
+ *    empty. Without one the XDP hook hands the frame to the stack untouched
+ *    and uncounted, and TC runs the rule: mirred transmits it on X.
+ *    (A frame redirected at TC ingress skips netfilter's egress hook; the
+ *    frames nftables' fwd and flowtables send out, whose rules XDP runs
+ *    too, do not: a netfilter egress hook costs all of them the speed.)
+ *
+ * The peers: redirects that enter a veth's peer directly.
  *
  * TC's "mirred egress redirect dev X", X a veth, makes X transmit the frame:
  * X's qdisc and egress hooks run, then veth forwards it to X's peer P, which
@@ -27,18 +45,20 @@
  * redirects xdp_frames, which veth hands to P's NAPI anyway.
  *
  * The state is checked again when it may have changed: at every netdev
- * event of X or of P (events that come before a change, and unregistering,
- * take the entry away first); at every TC change in init_net (rtnetlink's
- * RTNLGRP_TC announces qdiscs, classes, filters and chains, with their
- * device); and, for what announces nothing to a module (tcx programs,
- * netfilter egress hooks, XDP programs attached through links), every
- * XDP_FLOW_PEER_RECHECK_MS while there are entries. A change announced
+ * event of X or of P, any device (events that come before a change, and
+ * unregistering, take the entries away first); at every TC change in
+ * init_net (rtnetlink's RTNLGRP_TC announces qdiscs, classes, filters and
+ * chains, with their device); and, for what announces nothing to a module
+ * (tcx programs, netfilter egress hooks, XDP programs attached through
+ * links), every XDP_FLOW_PEER_RECHECK_MS for every device of init_net while
+ * there are entries or a device with an egress hook. A change announced
  * after it is made (a qdisc added to X) may still meet frames that take the
  * direct path in the meantime: frames already on their way when a
- * configuration changes.
+ * configuration changes; one that is not announced, for up to
+ * XDP_FLOW_PEER_RECHECK_MS.
  *
- * Module parameter redirect_peer (default on) turns it off: every redirect
- * then transmits on X.
+ * Module parameter redirect_peer (default on) turns the peers off: every
+ * TC hook redirect then transmits on X. It leaves the egress alone.
  */
 #include <linux/etherdevice.h>
 #include <linux/module.h>
@@ -66,10 +86,16 @@
 
 static bool redirect_peer = true;
 
+/* What the module wrote for a device of init_net. */
+struct xdp_flow_tx {
+	u64 peer;	/* its peers entry's word; 0: none (a word never is) */
+	bool egress;	/* it has an egress entry */
+};
+
 /* Orders the checks and the map writes; taken under rtnl, never around it. */
 static DEFINE_MUTEX(xdp_flow_peer_lock);
-/* The entries written, by ifindex: union xdp_flow_peer words. */
-static DEFINE_XARRAY(xdp_flow_peer_words);
+/* The entries written, by ifindex: struct xdp_flow_tx. */
+static DEFINE_XARRAY(xdp_flow_tx_written);
 static bool xdp_flow_peer_exiting;
 
 static struct socket *xdp_flow_peer_sock;	/* RTNLGRP_TC, init_net */
@@ -111,6 +137,20 @@ static bool xdp_flow_noqueue(struct net_device *dev)
 	return true;
 }
 
+/* Caller holds rcu_read_lock(). Is @dev up, and its transmit path empty? */
+static bool xdp_flow_tx_empty(struct net_device *dev)
+{
+	return (dev->flags & IFF_UP) && netif_carrier_ok(dev) &&
+	       !xdp_flow_egress_hooked(dev) && xdp_flow_noqueue(dev);
+}
+
+/* May @dev's state change without an announcement that reaches us? */
+static bool xdp_flow_tx_watched(const struct net_device *dev)
+{
+	return (xdp_flow_is_veth(dev) || xdp_flow_can_xmit(dev)) &&
+	       xdp_flow_egress_hooked(dev);
+}
+
 /*
  * Caller holds rcu_read_lock(). Fills @p and returns true when points 1-3
  * of the file's comment hold for veth @dev.
@@ -120,9 +160,8 @@ static bool xdp_flow_peer_state(struct net_device *dev, union xdp_flow_peer *p)
 	struct net_device *peer;
 
 	if (!xdp_flow_is_veth(dev) || !dev->netdev_ops->ndo_get_peer_dev ||
-	    !(dev->flags & IFF_UP) || !netif_carrier_ok(dev) ||
 	    (dev->features & XDP_FLOW_PEER_FEATURES) != XDP_FLOW_PEER_FEATURES ||
-	    xdp_flow_egress_hooked(dev) || !xdp_flow_noqueue(dev))
+	    !xdp_flow_tx_empty(dev))
 		return false;
 	peer = dev->netdev_ops->ndo_get_peer_dev(dev);
 	if (!peer || !(peer->flags & IFF_UP) ||
@@ -135,86 +174,107 @@ static bool xdp_flow_peer_state(struct net_device *dev, union xdp_flow_peer *p)
 	return true;
 }
 
-/* Caller holds xdp_flow_peer_lock. Writes @ifindex's entry if it changed. */
-static void xdp_flow_peer_put(u32 ifindex, const union xdp_flow_peer *p)
+/*
+ * Caller holds xdp_flow_peer_lock. Writes @ifindex's entries that changed:
+ * peers @p (NULL: none), egress @egress. Returns whether any is left.
+ */
+static bool xdp_flow_tx_put(u32 ifindex, const union xdp_flow_peer *p,
+			    bool egress)
 {
-	void *old = xa_load(&xdp_flow_peer_words, ifindex);
-	union xdp_flow_peer cur = {};
+	struct xdp_flow_tx *tx = xa_load(&xdp_flow_tx_written, ifindex);
+	struct xdp_flow_tx cur = {}, want = {};
 
-	if (old)
-		cur.word = *(u64 *)old;
-	if (p ? old && cur.word == p->word : !old)
-		return;
-	if (xdp_flow_dp_peer_write(ifindex, p) || !p) {
-		kfree(xa_erase(&xdp_flow_peer_words, ifindex));
-		return;
+	if (tx)
+		cur = *tx;
+	if (p)
+		want.peer = p->word;
+	want.egress = egress;
+	if (cur.peer != want.peer &&
+	    xdp_flow_dp_peer_write(ifindex, want.peer ? p : NULL))
+		want.peer = 0;
+	if (cur.egress != want.egress &&
+	    xdp_flow_dp_egress_write(ifindex, want.egress))
+		want.egress = false;
+	if (!want.peer && !want.egress) {
+		kfree(xa_erase(&xdp_flow_tx_written, ifindex));
+		return false;
 	}
-	if (!old) {
-		old = kmalloc_obj(u64, GFP_KERNEL);
-		if (!old || xa_err(xa_store(&xdp_flow_peer_words, ifindex, old,
-					    GFP_KERNEL))) {
+	if (!tx) {
+		tx = kzalloc_obj(*tx, GFP_KERNEL);
+		if (!tx || xa_err(xa_store(&xdp_flow_tx_written, ifindex, tx,
+					   GFP_KERNEL))) {
 			/* Unknown to the module, so never kept up to date. */
-			kfree(old);
+			kfree(tx);
 			xdp_flow_dp_peer_write(ifindex, NULL);
-			return;
+			xdp_flow_dp_egress_write(ifindex, false);
+			return false;
 		}
 	}
-	*(u64 *)old = p->word;
+	*tx = want;
+	return true;
 }
 
-/* Caller holds xdp_flow_peer_lock. Checks veth @ifindex of init_net. */
-static void xdp_flow_peer_check(u32 ifindex)
+/* Caller holds xdp_flow_peer_lock. Checks device @ifindex of init_net. */
+static void xdp_flow_tx_check(u32 ifindex)
 {
+	bool peer = false, egress = false, watched = false;
 	struct net_device *dev;
 	union xdp_flow_peer p;
-	bool ok = false;
 
-	if (redirect_peer && !xdp_flow_peer_exiting) {
+	if (!xdp_flow_peer_exiting) {
 		rcu_read_lock();
 		dev = dev_get_by_index_rcu(&init_net, ifindex);
-		ok = dev && xdp_flow_peer_state(dev, &p);
+		if (dev) {
+			peer = redirect_peer && xdp_flow_peer_state(dev, &p);
+			egress = xdp_flow_can_xmit(dev) &&
+				 xdp_flow_tx_empty(dev);
+			watched = xdp_flow_tx_watched(dev);
+		}
 		rcu_read_unlock();
 	}
-	xdp_flow_peer_put(ifindex, ok ? &p : NULL);
-	if (ok)
+	if (xdp_flow_tx_put(ifindex, peer ? &p : NULL, egress) || watched)
 		schedule_delayed_work(&xdp_flow_peer_recheck_work,
 				      msecs_to_jiffies(XDP_FLOW_PEER_RECHECK_MS));
 }
 
-/* Caller holds xdp_flow_peer_lock. Checks every entry again. */
-static void xdp_flow_peer_check_entries(void)
+/*
+ * Caller holds rtnl and xdp_flow_peer_lock. Checks every device of
+ * init_net, and the entries of devices that are gone.
+ */
+static void xdp_flow_tx_check_all(void)
 {
+	struct net_device *dev;
 	unsigned long ifindex;
-	void *w;
+	void *tx;
 
-	xa_for_each(&xdp_flow_peer_words, ifindex, w)
-		xdp_flow_peer_check(ifindex);
+	for_each_netdev(&init_net, dev)
+		xdp_flow_tx_check(dev->ifindex);
+	xa_for_each(&xdp_flow_tx_written, ifindex, tx)
+		if (!__dev_get_by_index(&init_net, ifindex))
+			xdp_flow_tx_check(ifindex);
 }
 
 /* Every entry anew: at HELLO and when redirect_peer changes. */
 static void xdp_flow_peer_resync_fn(struct work_struct *work)
 {
-	struct net_device *dev;
 	unsigned long ifindex;
-	void *w;
+	void *tx;
 
 	rtnl_lock();
 	mutex_lock(&xdp_flow_peer_lock);
-	xdp_flow_dp_peers_clear();
-	xa_for_each(&xdp_flow_peer_words, ifindex, w)
-		kfree(xa_erase(&xdp_flow_peer_words, ifindex));
-	for_each_netdev(&init_net, dev)
-		if (xdp_flow_is_veth(dev))
-			xdp_flow_peer_check(dev->ifindex);
+	xdp_flow_dp_tx_clear();
+	xa_for_each(&xdp_flow_tx_written, ifindex, tx)
+		kfree(xa_erase(&xdp_flow_tx_written, ifindex));
+	xdp_flow_tx_check_all();
 	mutex_unlock(&xdp_flow_peer_lock);
 	rtnl_unlock();
 }
 
 /**
- * xdp_flow_peers_resync() - write every peers entry anew, soon
+ * xdp_flow_peers_resync() - write every peers and egress entry anew, soon
  *
- * For a peers map just taken (a pinned map may hold entries of an earlier
- * module), and when redirect_peer changes.
+ * For a peers or egress map just taken (a pinned map may hold entries of
+ * an earlier module), and when redirect_peer changes.
  */
 void xdp_flow_peers_resync(void)
 {
@@ -234,7 +294,7 @@ static void xdp_flow_peer_recheck_fn(struct work_struct *work)
 		return;
 	}
 	mutex_lock(&xdp_flow_peer_lock);
-	xdp_flow_peer_check_entries();
+	xdp_flow_tx_check_all();
 	mutex_unlock(&xdp_flow_peer_lock);
 	rtnl_unlock();
 }
@@ -293,11 +353,11 @@ static void xdp_flow_peer_tc_fn(struct work_struct *work)
 		     nlh = nlmsg_next(nlh, &rem)) {
 			ifindex = xdp_flow_tc_ifindex(nlh);
 			if (ifindex)
-				xdp_flow_peer_check(ifindex);
+				xdp_flow_tx_check(ifindex);
 		}
 	}
 	if (all)
-		xdp_flow_peer_check_entries();
+		xdp_flow_tx_check_all();
 	mutex_unlock(&xdp_flow_peer_lock);
 	rtnl_unlock();
 }
@@ -350,15 +410,25 @@ static void xdp_flow_peer_dev_event(struct net_device *dev, bool before)
 	mutex_lock(&xdp_flow_peer_lock);
 	if (net_eq(dev_net(dev), &init_net)) {
 		if (before)
-			xdp_flow_peer_put(dev->ifindex, NULL);
-		xdp_flow_peer_check(dev->ifindex);
+			xdp_flow_tx_put(dev->ifindex, NULL, false);
+		xdp_flow_tx_check(dev->ifindex);
 	}
 	if (peer && net_eq(dev_net(peer), &init_net)) {
 		if (before)
-			xdp_flow_peer_put(peer->ifindex, NULL);
-		xdp_flow_peer_check(peer->ifindex);
+			xdp_flow_tx_put(peer->ifindex, NULL, false);
+		xdp_flow_tx_check(peer->ifindex);
 	}
 	mutex_unlock(&xdp_flow_peer_lock);
+}
+
+/* Is @event the one that says a device's xdp_features changed? */
+static bool xdp_flow_xdp_feat_event(unsigned long event)
+{
+#ifdef XDP_FLOW_HAVE_XDP_FEATURES
+	return event == NETDEV_XDP_FEAT_CHANGE;
+#else
+	return false;
+#endif
 }
 
 static int xdp_flow_peer_netdev_event(struct notifier_block *nb,
@@ -366,7 +436,8 @@ static int xdp_flow_peer_netdev_event(struct notifier_block *nb,
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 
-	if (!xdp_flow_is_veth(dev))
+	/* A veth's peer may be in init_net: the devices of others are not. */
+	if (!xdp_flow_is_veth(dev) && !net_eq(dev_net(dev), &init_net))
 		return NOTIFY_DONE;
 	switch (event) {
 	case NETDEV_GOING_DOWN:
@@ -383,6 +454,15 @@ static int xdp_flow_peer_netdev_event(struct notifier_block *nb,
 	case NETDEV_CHANGEADDR:
 	case NETDEV_FEAT_CHANGE:
 		xdp_flow_peer_dev_event(dev, false);
+		break;
+	default:
+		/* Drivers announce it with or without rtnl: @dev alone. */
+		if (!xdp_flow_xdp_feat_event(event) ||
+		    !net_eq(dev_net(dev), &init_net))
+			break;
+		mutex_lock(&xdp_flow_peer_lock);
+		xdp_flow_tx_check(dev->ifindex);
+		mutex_unlock(&xdp_flow_peer_lock);
 		break;
 	}
 	return NOTIFY_DONE;
@@ -442,7 +522,7 @@ void xdp_flow_peer_exit(void)
 {
 	struct socket *sock;
 	unsigned long ifindex;
-	void *w;
+	void *tx;
 
 	unregister_netdevice_notifier(&xdp_flow_peer_nb);
 	mutex_lock(&xdp_flow_peer_lock);
@@ -457,9 +537,9 @@ void xdp_flow_peer_exit(void)
 	cancel_delayed_work_sync(&xdp_flow_peer_recheck_work);
 
 	mutex_lock(&xdp_flow_peer_lock);
-	xdp_flow_dp_peers_clear();
-	xa_for_each(&xdp_flow_peer_words, ifindex, w)
-		kfree(xa_erase(&xdp_flow_peer_words, ifindex));
+	xdp_flow_dp_tx_clear();
+	xa_for_each(&xdp_flow_tx_written, ifindex, tx)
+		kfree(xa_erase(&xdp_flow_tx_written, ifindex));
 	mutex_unlock(&xdp_flow_peer_lock);
 	kfree(xdp_flow_peer_buf);
 	xdp_flow_peer_buf = NULL;

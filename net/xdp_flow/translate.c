@@ -645,7 +645,14 @@ static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
 	return why;
 }
 
-static bool xdp_flow_can_xmit(const struct net_device *dev)
+/**
+ * xdp_flow_can_xmit() - whether a device takes XDP frames
+ * @dev: the device
+ *
+ * Return: true when @dev has ndo_xdp_xmit and, where the kernel says so
+ * in xdp_features, takes frames with it now.
+ */
+bool xdp_flow_can_xmit(const struct net_device *dev)
 {
 	if (!dev->netdev_ops->ndo_xdp_xmit)
 		return false;

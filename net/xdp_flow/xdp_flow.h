@@ -281,6 +281,7 @@ struct xdp_flow_target {
 
 bool xdp_flow_is_veth(const struct net_device *dev);
 struct net_device *xdp_flow_veth_peer(struct net_device *dev);
+bool xdp_flow_can_xmit(const struct net_device *dev);
 bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode);
 int xdp_flow_translate(struct flow_cls_offload *f,
 		       const struct xdp_flow_target *t,
@@ -367,7 +368,8 @@ void xdp_flow_gate_limit_set(u64 order);
 bool xdp_flow_gate_is_closed(void);
 void xdp_flow_dp_maps_release(void);
 int xdp_flow_dp_peer_write(u32 ifindex, const union xdp_flow_peer *peer);
-void xdp_flow_dp_peers_clear(void);
+int xdp_flow_dp_egress_write(u32 ifindex, bool empty);
+void xdp_flow_dp_tx_clear(void);
 
 /* peer.c */
 int xdp_flow_peer_init(void);

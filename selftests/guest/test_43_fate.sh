@@ -19,6 +19,14 @@
 #    ifindex, so the module turns the rules that redirect there into
 #    software rules. The target moves to another namespace and back, then
 #    is deleted and made again with its ifindex.
+# 3. At the XDP hook (whatever hook auto picks on this kernel), a redirect
+#    whose target has something on its egress path goes to the stack, where
+#    mirred runs that path: an egress matchall drop (clsact) drops all, an
+#    nftables netdev egress chain that drops passes all (redirects from TC
+#    ingress skip netfilter's egress hook), a tbf shaper's rate holds. The
+#    module keeps an entry per device whose egress path is empty in the XDP
+#    program's map xf_egress; each element gone, the entry is back, and the
+#    redirect runs in XDP again.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
@@ -237,5 +245,106 @@ ip link del dev xfv1 &&
 check_err $? "cannot make xfv1 again with ifindex $idx"
 [ $RET -eq 0 ] && expect_dropped
 log_test "target deleted and made again with its ifindex: mirred drops all $N, XDP none"
+
+# ---- 3. the target's egress path, at the XDP hook ----
+
+EGRESS=/sys/fs/bpf/xdp_flow/xf_egress
+# egress_is <dev> yes|no: whether <dev> has an xf_egress entry
+egress_is()
+{
+	local idx got=no
+
+	idx=$(cat "/sys/class/net/$1/ifindex") || return 1
+	bpftool map lookup pinned $EGRESS key $((idx & 255)) \
+		$((idx >> 8 & 255)) $((idx >> 16 & 255)) $((idx >> 24)) \
+		>/dev/null 2>&1 && got=yes
+	[ "$got" = "$2" ]
+}
+
+# egress_case <what> <check>: with <what> on xfv1 (its entry gone), $N
+# packets end as TC alone ends them (<check> of veth_b), all counted by
+# the flower rule, none in hardware. Then <what> goes (egress_del) and the
+# entry comes back. The traffic in XDP, before the cases (the same rule and
+# devices) and after each, is the one expect_xdp after the last: each send
+# costs seconds in the emulated guest.
+egress_case()
+{
+	local hw0 pk0 pk
+
+	wait_for 5 egress_is xfv1 no
+	check_err $? "xfv1 keeps its xf_egress entry with $1"
+	hw0=$(hw_of_flower)
+	pk0=$(tc_stat "" xfv0 2 packets)
+	if [ "$2" = rate ]; then
+		b0=$(udp_count xfb veth_b)
+		send_udp xfa 10.0.3.1 $N
+		check_err $? "send_udp failed"
+		got=$(($(udp_count xfb veth_b) - b0))
+		[ "$got" -gt 0 ] && [ "$got" -lt $((N / 2)) ]
+		check_err $? "$got of $N packets passed $1"
+	else
+		send_expect xfa 10.0.3.1 $N -- "$2"
+	fi
+	pk=$(wait_value $((pk0 + N)) 5 tc_stat "" xfv0 2 packets)
+	[ "$pk" = $((pk0 + N)) ]
+	check_err $? "the flower rule counted $((pk - pk0)) packets, not $N"
+	[ "$(hw_of_flower)" = "$hw0" ]
+	check_err $? "the flower rule counted hardware packets past $1"
+	egress_del
+	wait_for 5 egress_is xfv1 yes
+	check_err $? "no xf_egress entry for xfv1 once $1 went"
+}
+
+RET=0
+tc filter del dev xfv0 ingress pref 2 &&
+	"$XF_CLI" disable dev xfv0 >/dev/null &&
+	"$XF_CLI" enable dev xfv0 hook xdp >/dev/null &&
+	wait_dev_attached xfv0 10
+check_err $? "cannot enable xfv0 again with hook xdp"
+add_redirect
+[ "$(xf_dev_hook xfv0)" = xdp ]
+check_err $? "xfv0 runs hook $(xf_dev_hook xfv0), not xdp"
+egress_is xfv1 yes
+check_err $? "no xf_egress entry for xfv1"
+log_test "xdp hook: flower redirect into xfv1 in_hw, xfv1's egress path empty"
+
+RET=0
+egress_del() { tc qdisc del dev xfv1 clsact; }
+tc qdisc add dev xfv1 clsact &&
+	tc filter add dev xfv1 egress pref 1 protocol ip matchall action drop
+check_err $? "cannot add the egress matchall drop to xfv1"
+egress_case "an egress matchall drop on xfv1" udp:xfb/veth_b+0
+log_test "xdp hook: egress matchall drop on xfv1 drops all $N, none redirected in XDP"
+
+# A frame that TC's ingress redirects skips netfilter's egress hook
+# (skb->nf_skip_egress): the drop rule never sees it, with or without
+# xdp_flow. The module still sends it to the stack: frames that
+# nftables' own rules (fwd, flowtables) send out do meet the hook.
+RET=0
+egress_del() { nft delete table netdev xf_egress; }
+nft -f - <<-EOT
+	table netdev xf_egress {
+		chain out {
+			type filter hook egress device xfv1 priority 0;
+			ip daddr 10.0.3.1 drop
+		}
+	}
+EOT
+check_err $? "cannot add the nftables egress chain on xfv1"
+egress_case "an nftables egress chain on xfv1" udp:xfb/veth_b+$N
+log_test "xdp hook: nftables egress chain on xfv1: all $N pass it, as mirred's do, none redirected in XDP"
+
+# 8 kbit/s, a burst and a queue of 1600 bytes: some tens of the 60-byte
+# frames pass at once, the rest of a burst of $N is dropped.
+RET=0
+egress_del() { tc qdisc del dev xfv1 root; }
+tc qdisc add dev xfv1 root tbf rate 8kbit burst 1600 limit 1600
+check_err $? "cannot add a tbf qdisc to xfv1"
+egress_case "a tbf of 8 kbit/s on xfv1" rate
+log_test "xdp hook: tbf on xfv1 shapes all $N ($got passed), none redirected in XDP"
+
+RET=0
+expect_xdp
+log_test "xdp hook: the egress elements gone, the redirect runs in XDP again"
 
 exit $EXIT_STATUS

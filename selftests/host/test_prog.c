@@ -701,6 +701,54 @@ static void gate_set(__u64 word)
 		fail("cannot write the gate: %s", strerror(errno));
 }
 
+/* The module's entry for IFINDEX in xf_egress: a redirect there may go
+ * to its ndo_xdp_xmit (@empty), or goes to the stack.
+ */
+static void egress_set(bool empty)
+{
+	__u64 word = XDP_FLOW_EGRESS_EMPTY;
+	int fd = bpf_map__fd(skel->maps.xf_egress);
+
+	if (empty ? bpf_map_update_elem(fd, &(__u32){ IFINDEX }, &word, BPF_ANY) :
+	    bpf_map_delete_elem(fd, &(__u32){ IFINDEX }))
+		fail("cannot write xf_egress: %s", strerror(errno));
+}
+
+/* dp_open(), and IFINDEX taken as a target with an empty egress path. */
+static struct xdp_flow_bpf *open_dp(unsigned int flow_entries,
+				    unsigned int max_rules)
+{
+	skel = dp_open(-1, flow_entries, max_rules, NULL, NULL);
+	if (skel)
+		egress_set(true);
+	return skel;
+}
+
+/*
+ * A redirect of the XDP hook whose target has no xf_egress entry (its
+ * egress path is not empty, or the module has not said) goes to the stack
+ * before anything is rewritten, uncounted; the TC hook's redirects
+ * transmit through the target's egress path anyway.
+ */
+static void test_egress(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 53);
+
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 action=redirect:%d", IFINDEX,
+	    IFINDEX);
+	expect("target's egress path empty", &f, XDP_REDIRECT, 1, 1, tcb(&f));
+	egress_set(false);
+	if (tc_hook)
+		expect("no entry: the TC hook", &f, XDP_REDIRECT, 1, 1,
+		       tcb(&f));
+	else
+		expect("no entry: to the stack", &f, XDP_PASS, 1, 0, 0);
+	egress_set(true);
+	expect("entry back", &f, XDP_REDIRECT, 1, 1, tcb(&f));
+	log_test("no xf_egress entry for the target: the XDP hook passes to the stack, the TC hook redirects");
+	del_all();
+}
+
 /*
  * While rule changes are in flight, the module sets the gate's limit to the
  * lowest order among them: frames whose rule has that order or a higher
@@ -2498,8 +2546,8 @@ static void test_capacity(void)
 	unsigned int i;
 	int err;
 
-	skel = dp_open(-1, XDP_FLOW_MAX_FLOWS + XDP_FLOW_MAX_SHIELDS,
-		       XDP_FLOW_MAX_RULES, NULL, NULL);
+	skel = open_dp(XDP_FLOW_MAX_FLOWS + XDP_FLOW_MAX_SHIELDS,
+		       XDP_FLOW_MAX_RULES);
 	tbl = skel ? table_new(skel) : NULL;
 	if (!tbl || table_recover(tbl) ||
 	    table_set_limits(tbl, XDP_FLOW_MAX_MASKS - 1, XDP_FLOW_MAX_FLOWS)) {
@@ -2553,8 +2601,8 @@ static void test_max_rules(void)
 	struct frame f;
 	int err;
 
-	skel = dp_open(-1, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
-		       XDP_FLOW_MIN_RULES, NULL, NULL);
+	skel = open_dp(XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
+		       XDP_FLOW_MIN_RULES);
 	tbl = skel ? table_new(skel) : NULL;
 	if (!tbl || table_recover(tbl)) {
 		fail("cannot set up tables for %u rule ids", XDP_FLOW_MIN_RULES);
@@ -2615,8 +2663,8 @@ static void test_counter_chunks(void)
 	unsigned int n;
 	__u32 id;
 
-	skel = dp_open(-1, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
-		       8 * XDP_FLOW_COUNTER_CHUNK, NULL, NULL);
+	skel = open_dp(XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
+		       8 * XDP_FLOW_COUNTER_CHUNK);
 	tbl = skel ? table_new(skel) : NULL;
 	if (!tbl || table_recover(tbl)) {
 		fail("cannot set up tables");
@@ -2690,6 +2738,7 @@ static void test_all(void)
 	test_prio(true);
 	test_prio_in_place();
 	test_gate();
+	test_egress();
 	test_same_key();
 	test_emc();
 	test_ft_sig_match();
@@ -2709,8 +2758,8 @@ static void test_all(void)
 int main(int argc, char **argv)
 {
 	log_init(LOG_DEST_STDERR, false);
-	skel = dp_open(-1, XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
-		       XDP_FLOW_MAX_RULES, NULL, NULL);
+	skel = open_dp(XDP_FLOW_DEFAULT_FLOWS + XDP_FLOW_MAX_SHIELDS,
+		       XDP_FLOW_MAX_RULES);
 	if (!skel) {
 		printf("not ok - load the XDP program # %s\n", strerror(errno));
 		return 1;

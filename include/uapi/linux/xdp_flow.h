@@ -166,6 +166,21 @@
 #define XDP_FLOW_PEERS_NAME	"xf_peers"
 #define XDP_FLOW_MAX_PEERS	16384
 
+/*
+ * Redirects the XDP hook may carry out itself: the XDP program's map
+ * XDP_FLOW_EGRESS_NAME (a hash of __u64 by ifindex) that only the module
+ * writes; it finds it among the maps of the program the helper names in
+ * HELLO (PROG_FD). An entry (value XDP_FLOW_EGRESS_EMPTY) says that the
+ * device of init_net with that ifindex takes XDP frames and transmits
+ * what mirred sends it with nothing on the way: no queueing qdisc, no
+ * egress filter, tcx program or netfilter egress hook. No entry: a
+ * redirect there goes to the stack untouched and uncounted, and TC's
+ * mirred transmits it (net/xdp_flow/peer.c says when entries change).
+ */
+#define XDP_FLOW_EGRESS_NAME	"xf_egress"
+#define XDP_FLOW_MAX_EGRESS	16384
+#define XDP_FLOW_EGRESS_EMPTY	1ULL
+
 /**
  * union xdp_flow_peer - a veth whose peer may take redirected frames directly
  * @mac: the peer's address: only frames to it (the peer would classify any
