@@ -172,8 +172,7 @@ static struct bpf_map *xdp_flow_dp_peers_of(int tc_prog_fd)
  */
 int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd)
 {
-	struct bpf_map *gate, *counters, *old_gate = NULL, *old_counters = NULL;
-	struct bpf_map *egress, *peers;
+	struct bpf_map *gate, *counters, *egress, *peers, *old_gate = NULL;
 	struct bpf_prog *prog;
 	u32 zero = 0;
 	u64 *word = NULL;
@@ -206,16 +205,11 @@ int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd)
 		xdp_flow_gate_write();
 		spin_unlock_bh(&xdp_flow_gate_lock);
 	}
-	if (counters) {
-		old_counters = xdp_flow_counters_map;
-		xdp_flow_counters_map = counters;
-	}
 	mutex_unlock(&xdp_flow_dp_lock);
 	if (old_gate)
 		bpf_map_put(old_gate);
-	if (old_counters)
-		bpf_map_put(old_counters);
 	peers = xdp_flow_dp_peers_of(tc_prog_fd);
+	xdp_flow_dp_hold(&xdp_flow_counters_map, counters);
 	xdp_flow_dp_hold(&xdp_flow_egress_map, egress);
 	xdp_flow_dp_hold(&xdp_flow_peers_map, peers);
 	/* A pinned map may hold entries of an earlier module. */

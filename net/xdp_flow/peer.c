@@ -254,17 +254,23 @@ static void xdp_flow_tx_check_all(void)
 			xdp_flow_tx_check(ifindex);
 }
 
-/* Every entry anew: at HELLO and when redirect_peer changes. */
-static void xdp_flow_peer_resync_fn(struct work_struct *work)
+/* Caller holds xdp_flow_peer_lock. Removes every entry, and their record. */
+static void xdp_flow_tx_clear(void)
 {
 	unsigned long ifindex;
 	void *tx;
 
-	rtnl_lock();
-	mutex_lock(&xdp_flow_peer_lock);
 	xdp_flow_dp_tx_clear();
 	xa_for_each(&xdp_flow_tx_written, ifindex, tx)
 		kfree(xa_erase(&xdp_flow_tx_written, ifindex));
+}
+
+/* Every entry anew: at HELLO and when redirect_peer changes. */
+static void xdp_flow_peer_resync_fn(struct work_struct *work)
+{
+	rtnl_lock();
+	mutex_lock(&xdp_flow_peer_lock);
+	xdp_flow_tx_clear();
 	xdp_flow_tx_check_all();
 	mutex_unlock(&xdp_flow_peer_lock);
 	rtnl_unlock();
@@ -521,8 +527,6 @@ int xdp_flow_peer_init(void)
 void xdp_flow_peer_exit(void)
 {
 	struct socket *sock;
-	unsigned long ifindex;
-	void *tx;
 
 	unregister_netdevice_notifier(&xdp_flow_peer_nb);
 	mutex_lock(&xdp_flow_peer_lock);
@@ -537,9 +541,7 @@ void xdp_flow_peer_exit(void)
 	cancel_delayed_work_sync(&xdp_flow_peer_recheck_work);
 
 	mutex_lock(&xdp_flow_peer_lock);
-	xdp_flow_dp_tx_clear();
-	xa_for_each(&xdp_flow_tx_written, ifindex, tx)
-		kfree(xa_erase(&xdp_flow_tx_written, ifindex));
+	xdp_flow_tx_clear();
 	mutex_unlock(&xdp_flow_peer_lock);
 	kfree(xdp_flow_peer_buf);
 	xdp_flow_peer_buf = NULL;
