@@ -1100,12 +1100,30 @@ static void xdp_flow_posted_watch_fn(struct work_struct *work)
 	xdp_flow_helper_broken("it did not answer in time");
 }
 
+#ifndef NL_SET_ERR_MSG_FMT_MOD
+/*
+ * Before 6.3 an extack holds only static text. The refusals a user can
+ * meet (the tables full) keep their words there, without the helper's
+ * numbers (the sizes are the module parameters max_masks and max_flows).
+ */
+static const struct {
+	const char *prefix;
+	const char *text;
+} xdp_flow_refusals[] = {
+	{ "mask table full", KBUILD_MODNAME ": mask table full" },
+	{ "flow table full", KBUILD_MODNAME ": flow table full" },
+	{ "port ranges ", KBUILD_MODNAME ": port ranges need more masked entries than a rule may have" },
+	{ "too many devices", KBUILD_MODNAME ": too many devices" },
+};
+#endif
+
 /*
  * The helper's message @msg (may be empty) on a refusal, for @extack. The
  * ack that carries it is built after the caller's netlink handler
  * returned, and callers run concurrently: so the text goes into @extack's
  * own buffer, never into one of this call or one shared between callers.
- * Kernels without that buffer (before 6.3) get a fixed message.
+ * Kernels without that buffer (before 6.3) get a static text: the
+ * refusal's own words where it is one a user can meet, else a fixed one.
  */
 static void xdp_flow_helper_refused(struct netlink_ext_ack *extack,
 				    const char *msg)
@@ -1117,6 +1135,19 @@ static void xdp_flow_helper_refused(struct netlink_ext_ack *extack,
 	if (msg[0]) {
 		NL_SET_ERR_MSG_FMT_MOD(extack, "%.*s", room, msg);
 		return;
+	}
+#else
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(xdp_flow_refusals); i++) {
+		const char *p = xdp_flow_refusals[i].prefix;
+
+		/* NL_SET_ERR_MSG() takes a literal only: the text is static. */
+		if (!strncmp(msg, p, strlen(p))) {
+			if (extack)
+				extack->_msg = xdp_flow_refusals[i].text;
+			return;
+		}
 	}
 #endif
 	NL_SET_ERR_MSG_MOD(extack, "helper refused the request");
