@@ -161,6 +161,7 @@ static int xdp_flow_cmd_status_get(struct sk_buff *skb, struct genl_info *info)
 
 static int xdp_flow_dump_devs(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	struct xdp_flow_all all;
 	struct xdp_flow_dev *xdev;
 	long i = 0;
 	void *hdr;
@@ -186,7 +187,11 @@ static int xdp_flow_dump_devs(struct sk_buff *skb, struct netlink_callback *cb)
 		     (nla_put_u32(skb, XDP_FLOW_ATTR_WAITING,
 				  xdev->nr_waiting) ||
 		      nla_put_u32(skb, XDP_FLOW_ATTR_SHIELD_PRIO,
-				  xdev->shield_order >> 32)))) {
+				  xdev->shield_order >> 32))) ||
+		    (xdp_flow_dev_first_all(xdev, &all) &&
+		     (nla_put_u32(skb, XDP_FLOW_ATTR_ALL_PRIO, all.order >> 32) ||
+		      nla_put_string(skb, XDP_FLOW_ATTR_ALL_KIND, all.kind) ||
+		      nla_put_u32(skb, XDP_FLOW_ATTR_ALL_BEFORE, all.before)))) {
 			genlmsg_cancel(skb, hdr);
 			break;
 		}

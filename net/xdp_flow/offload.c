@@ -1608,7 +1608,9 @@ static int xdp_flow_ft_cb(struct xdp_flow_binding *b,
 static int xdp_flow_other_change(struct xdp_flow_binding *b,
 				 enum tc_setup_type type, void *type_data)
 {
+	struct xdp_flow_dev *xdev;
 	struct flow_cls_offload f;
+	struct xdp_flow_all all;
 
 	if (!xdp_flow_other_offer(b, type, type_data, &f))
 		return -EOPNOTSUPP;
@@ -1617,7 +1619,15 @@ static int xdp_flow_other_change(struct xdp_flow_binding *b,
 		return -EOPNOTSUPP;
 	}
 	xdp_flow_cls_replace(b, &f);
-	if (xdp_flow_dev_find(b->ifindex))
+	xdev = xdp_flow_dev_find(b->ifindex);
+	if (!xdev)
+		return -EOPNOTSUPP;
+	if (!f.common.chain_index && xdp_flow_dev_first_all(xdev, &all) &&
+	    all.order >> 32 == f.common.prio && !all.before)
+		pr_warn_ratelimited("xdp_flow: %s: %s rules at prio %u stay in software and come first: every frame of the device goes to the stack, none is handled in XDP\n",
+				    netdev_name(b->dev),
+				    xdp_flow_other_name(type), f.common.prio);
+	else
 		pr_info_ratelimited("xdp_flow: %s: %s rules at chain %u prio %u stay in software: XDP hands the frames that reach them to the stack\n",
 				    netdev_name(b->dev),
 				    xdp_flow_other_name(type),
@@ -2658,6 +2668,67 @@ unsigned int xdp_flow_rule_count(void)
 	list_for_each_entry(xdev, &xdp_flow_devs, list)
 		n += xdev->nr_offloaded;
 	return n;
+}
+
+/* Whether @rule matches every frame of its device that reaches chain 0. */
+static bool xdp_flow_rule_takes_all(const struct xdp_flow_rule *rule)
+{
+	struct xdp_flow_key all = {
+		.ifindex = 0xffffffff,
+		.chain = 0xffffffff,
+	};
+
+	return !rule->key.chain && !memcmp(&rule->mask, &all, sizeof(all));
+}
+
+/**
+ * xdp_flow_dev_first_all() - the first rule of a device that XDP hands
+ *	every frame reaching it to the stack for
+ * @xdev: an enabled device
+ * @all: filled in when there is one
+ *
+ * A rule of another classifier (a matchall police at prio 1, as Open
+ * vSwitch's ingress_policing_rate makes) or a flower rule without a match
+ * that stays in software: frames of the device that no rule before it
+ * takes go to the stack there.
+ *
+ * Caller holds xdp_flow_lock.
+ *
+ * Return: whether the device has such a rule.
+ */
+bool xdp_flow_dev_first_all(const struct xdp_flow_dev *xdev,
+			    struct xdp_flow_all *all)
+{
+	const struct xdp_flow_entry *first = NULL, *entry;
+	struct xdp_flow_binding *b;
+	u8 type;
+
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (b->ifindex != xdev->ifindex || b->ft)
+			continue;
+		list_for_each_entry(entry, &b->entries, list)
+			if (entry->kind == XDP_FLOW_ENTRY_SOFTWARE &&
+			    xdp_flow_rule_takes_all(&entry->rule) &&
+			    (!first || entry->rule.order < first->rule.order))
+				first = entry;
+	}
+	if (!first)
+		return false;
+	all->order = first->rule.order;
+	type = xdp_flow_other_cookie(first->cookie);
+	all->kind = type ? xdp_flow_other_name(type) :
+		    first->binding->nft ? "nftables" : "flower";
+	all->before = 0;
+	list_for_each_entry(b, &xdp_flow_bindings, list) {
+		if (b->ifindex != xdev->ifindex || b->ft)
+			continue;
+		list_for_each_entry(entry, &b->entries, list)
+			if (entry->kind == XDP_FLOW_ENTRY_OFFLOAD &&
+			    entry->installed && !entry->rule.key.chain &&
+			    entry->rule.order < all->order)
+				all->before++;
+	}
+	return true;
 }
 
 /**

@@ -225,6 +225,23 @@ unsigned int xdp_flow_ids_in_use(void);
 unsigned int xdp_flow_in_flight(void);
 bool xdp_flow_entry_in_flight(struct xdp_flow_entry *entry);
 void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
+
+/**
+ * struct xdp_flow_all - a device's first rule that hands every frame
+ *	reaching it to the stack (xdp_flow_dev_first_all())
+ * @order: its order (the TC prio in the upper half)
+ * @kind: its classifier: "matchall", "u32", "bpf", "flower" or "nftables"
+ * @before: offloaded rules of chain 0 that come before it; 0 when nothing
+ *	of the device runs in XDP
+ */
+struct xdp_flow_all {
+	u64 order;
+	const char *kind;
+	unsigned int before;
+};
+
+bool xdp_flow_dev_first_all(const struct xdp_flow_dev *xdev,
+			    struct xdp_flow_all *all);
 /**
  * struct xdp_flow_visitor - what xdp_flow_walk_entries() calls
  * @fn: called for each entry; a non-zero return stops the walk

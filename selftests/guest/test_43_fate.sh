@@ -11,8 +11,10 @@
 #
 # 1. Rules of classifiers other than flower (matchall, u32, bpf) at pref 1
 #    stay in TC, and XDP hands the frames that reach their prio to the
-#    stack, so that the flower rule never acts before them. Deleting the
-#    rule gives the flower rule back to XDP.
+#    stack, so that the flower rule never acts before them; with the
+#    matchall first of all, xdp-flow status and the kernel log say that
+#    nothing of the device runs in XDP. Deleting the rule gives the flower
+#    rule back to XDP.
 # 2. A redirect whose target went away drops, as mirred does, also when a
 #    device of the same ifindex is there again: mirred lets go of a device
 #    that is unregistered or leaves the namespace, while XDP redirects by
@@ -145,8 +147,13 @@ check_err $? "$got of $N packets passed a policer of 8 bit/s with a 2 KiB burst"
 [ "$(udp_count xfc veth_c)" = "$c0" ]
 check_err $? "packets were routed out of xfv2 past the redirect"
 dmesg_since "$mark" |
-	grep -q "xfv0: matchall rules at chain 0 prio 1 stay in software"
-check_err $? "no kernel log line says the matchall prio stays in software"
+	grep -q "xfv0: matchall rules at prio 1 stay in software and come first: every frame of the device goes to the stack"
+check_err $? "no kernel log line says that the matchall prio sends every frame to the stack"
+js=$(xdp-flow -j status | jq -c '.devices[] | select(.dev == "xfv0")')
+[ "$(echo "$js" | jq -r '[.all_to_stack_prio, .all_to_stack_kind, .all_to_stack_after] | @tsv')" = "$(printf '1\tmatchall\t0')" ]
+check_err $? "xdp-flow status -j does not say that a matchall at prio 1 sends every frame to the stack: $js"
+xdp-flow status | grep -q "nothing runs in XDP: a matchall rule at prio 1 comes first"
+check_err $? "xdp-flow status does not say that nothing runs in XDP: $(xdp-flow status)"
 why=$(xf_rule_json xfv0 1 | jq -r 'select(.software) | .why')
 [[ "$why" == "matchall rules stay in software"* ]]
 check_err $? "xdp-flow show lists the matchall prio as '$why', not a software rule"
@@ -155,6 +162,8 @@ log_test "matchall police at pref 1 polices all $N packets ($got passed), none r
 RET=0
 tc filter del dev xfv0 ingress pref 1
 expect_xdp
+xdp-flow -j status | jq -e '.devices[] | select(.dev == "xfv0") | has("all_to_stack_prio") | not' >/dev/null
+check_err $? "xdp-flow status still says that every frame goes to the stack"
 log_test "matchall police deleted: the flower redirect runs in XDP again"
 
 # u32 drop; it is kept across disabling and enabling offload (the module

@@ -600,11 +600,25 @@ static const char *switch_name(uint32_t via)
 	return "unknown";
 }
 
+/* A prio as DEV_GET sends it: TC's, or an nftables chain's priority. */
+static const char *prio_word(uint32_t prio)
+{
+	return prio >= XDP_FLOW_ORDER_NFT_BASE ? "nftables chain priority" :
+						 "prio";
+}
+
+static uint32_t prio_value(uint32_t prio)
+{
+	return prio >= XDP_FLOW_ORDER_NFT_BASE ?
+	       prio - XDP_FLOW_ORDER_NFT_BASE : prio;
+}
+
 static int dev_handler(struct nlattr **tb, void *arg)
 {
 	uint32_t ifindex, state, mode, rules, waiting, shield_prio, via;
+	uint32_t all_prio, all_before;
 	char name[IF_NAMESIZE + 16];
-	char msg[256] = "", why[256] = "";
+	char msg[256] = "", why[256] = "", all_kind[16] = "";
 	int32_t error = 0;
 
 	(void)arg;
@@ -623,6 +637,11 @@ static int dev_handler(struct nlattr **tb, void *arg)
 		nla_strlcpy(msg, tb[XDP_FLOW_ATTR_MSG], sizeof(msg));
 	if (tb[XDP_FLOW_ATTR_HOOK_WHY])
 		nla_strlcpy(why, tb[XDP_FLOW_ATTR_HOOK_WHY], sizeof(why));
+	if (tb[XDP_FLOW_ATTR_ALL_KIND])
+		nla_strlcpy(all_kind, tb[XDP_FLOW_ATTR_ALL_KIND],
+			    sizeof(all_kind));
+	all_prio = attr_u32(tb, XDP_FLOW_ATTR_ALL_PRIO, 0);
+	all_before = attr_u32(tb, XDP_FLOW_ATTR_ALL_BEFORE, 0);
 	dev_name(ifindex, name, sizeof(name));
 
 	if (json) {
@@ -639,6 +658,11 @@ static int dev_handler(struct nlattr **tb, void *arg)
 		jw_u64("waiting", waiting);
 		if (waiting)
 			jw_u64("to_stack_from_prio", shield_prio);
+		if (all_kind[0]) {
+			jw_u64("all_to_stack_prio", all_prio);
+			jw_string("all_to_stack_kind", all_kind);
+			jw_u64("all_to_stack_after", all_before);
+		}
 		if (error || msg[0]) {
 			jw_s64("error_code", error);
 			jw_string("error", msg[0] ? msg : strerror(error < 0 ? -error : error));
@@ -660,10 +684,14 @@ static int dev_handler(struct nlattr **tb, void *arg)
 	if (waiting)
 		printf("    %u rule%s wait%s for room in the XDP tables: frames go to the stack from %s %u on\n",
 		       waiting, waiting == 1 ? "" : "s", waiting == 1 ? "s" : "",
-		       shield_prio >= XDP_FLOW_ORDER_NFT_BASE ?
-		       "nftables chain priority" : "prio",
-		       shield_prio >= XDP_FLOW_ORDER_NFT_BASE ?
-		       shield_prio - XDP_FLOW_ORDER_NFT_BASE : shield_prio);
+		       prio_word(shield_prio), prio_value(shield_prio));
+	if (all_kind[0] && !all_before)
+		printf("    nothing runs in XDP: a %s rule at %s %u comes first, and XDP hands every frame to the stack for it\n",
+		       all_kind, prio_word(all_prio), prio_value(all_prio));
+	else if (all_kind[0])
+		printf("    a %s rule at %s %u hands every frame that reaches it to the stack (XDP does not run it); %u offloaded rule%s before it\n",
+		       all_kind, prio_word(all_prio), prio_value(all_prio),
+		       all_before, all_before == 1 ? " comes" : "s come");
 	if (error || msg[0])
 		printf("    error: %s%s%s\n", msg, msg[0] && error ? ": " : "",
 		       error ? strerror(error < 0 ? -error : error) : "");

@@ -664,6 +664,19 @@ enum xdp_flow_attr {
 	XDP_FLOW_ATTR_SWITCH,		/* u32, DEV_GET: enum
 					 * xdp_flow_switch
 					 */
+	XDP_FLOW_ATTR_ALL_PRIO,		/* u32, DEV_GET: TC prio (nftables:
+					 * as SHIELD_PRIO) of the device's
+					 * first rule that hands every frame
+					 * reaching it to the stack
+					 */
+	XDP_FLOW_ATTR_ALL_KIND,		/* string, DEV_GET: that rule's
+					 * classifier ("matchall", "u32",
+					 * "bpf", "flower", "nftables")
+					 */
+	XDP_FLOW_ATTR_ALL_BEFORE,	/* u32, DEV_GET: offloaded rules of
+					 * chain 0 that come before it (0:
+					 * nothing of the device runs in XDP)
+					 */
 	__XDP_FLOW_ATTR_MAX,
 };
 
