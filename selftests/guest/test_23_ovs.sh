@@ -14,6 +14,10 @@
 #     small UDP packets (iperf3);
 #   - flows with conntrack, recirculation or a meter: they work, and with
 #     offload on are not offloaded;
+#   - ingress_policing_rate on a port (a matchall police at its first
+#     prio): the rate holds, with offload on as without (XDP hands the
+#     port's frames to the stack, and xdp-flow status says so); cleared,
+#     the datagrams all arrive, with offload on in XDP;
 #   - del-port, restarting ovs-vswitchd, the revalidator deleting idle
 #     flows, disabling xdp_flow under traffic (no ping lost): connectivity
 #     stays, and XDP holds exactly the rules TC holds.
@@ -186,6 +190,80 @@ xf_xdp_rule_count()
 	timeout 20 "$XF_CLI" -j show | jq '[.[] | select(.software | not)] | length'
 }
 
+# udp_from_b <count>: UDP datagrams from xfob to xfoa (in through xfp2);
+# prints how many reached xfoa's eth0.
+udp_from_b()
+{
+	local c0 c1
+
+	c0=$(udp_count xfoa eth0) || return 1
+	send_udp xfob 10.10.0.1 "$1" 4000 >/dev/null || return 1
+	settle
+	c1=$(udp_count xfoa eth0) || return 1
+	echo $((c1 - c0))
+}
+
+# xfp2_all_to_stack: what xdp-flow status says sends all of xfp2's frames
+# to the stack: "<kind> <prio> <offloaded rules before it>", or nothing.
+xfp2_all_to_stack()
+{
+	timeout 20 "$XF_CLI" -j status |
+		jq -r '.devices[] | select(.dev == "xfp2") |
+		       select(.all_to_stack_kind) |
+		       "\(.all_to_stack_kind) \(.all_to_stack_prio) \(.all_to_stack_after)"'
+}
+
+# police_check: ingress_policing_rate on xfp2 (OpenStack's QoS): OVS puts
+# a matchall police at the port's first prio. It holds as it does without
+# offload: XDP hands the port's frames to the stack, and status says so.
+# Without it, the same datagrams all arrive, in XDP with offload on.
+police_check()
+{
+	local got x0 all held
+
+	RET=0
+	udp_counter_add xfoa eth0
+	check_err $? "cannot count UDP on xfoa's eth0"
+	# the flow in place first (its first packets go up to ovs-vswitchd)
+	udp_from_b 5 >/dev/null
+	ovs-vsctl set interface xfp2 ingress_policing_rate=8 \
+		ingress_policing_burst=8
+	check_err $? "cannot set ingress_policing_rate on xfp2"
+	x0=$(xf_packets xfp2 ipv4)
+	got=$(udp_from_b 300)
+	[[ "$got" =~ ^[0-9]+$ ]] && [ "$got" -lt 100 ]
+	check_err $? "$got of 300 datagrams passed a policer of 8 kbit/s with a 1 kB burst"
+	held=$got
+	record "police:$([ $RET = 0 ] && echo held || echo "let-$got")"
+	tc filter show dev xfp2 ingress | grep -q "matchall"
+	check_err $? "OVS put no matchall on xfp2: $(tc filter show dev xfp2 ingress | tr '\n\t' '  ')"
+	if [ $mode = true ]; then
+		[ "$(xf_packets xfp2 ipv4)" = "$x0" ]
+		check_err $? "XDP counted $(($(xf_packets xfp2 ipv4) - x0)) packets on xfp2 past the policer"
+		all=$(xfp2_all_to_stack)
+		[[ "$all" =~ ^matchall\ [0-9]+\ 0$ ]]
+		check_err $? "xdp-flow status does not say that the matchall sends every frame of xfp2 to the stack: '$all'"
+	fi
+	ovs-vsctl set interface xfp2 ingress_policing_rate=0 \
+		ingress_policing_burst=0
+	check_err $? "cannot clear ingress_policing_rate on xfp2"
+	if [ $mode = true ]; then
+		all=$(xfp2_all_to_stack)
+		[ -z "$all" ]
+		check_err $? "xdp-flow status still says '$all' sends xfp2's frames to the stack"
+	fi
+	x0=$(xf_packets xfp2 ipv4)
+	got=$(udp_from_b 300)
+	record "unpoliced:$got"
+	[ "$got" = 300 ]
+	check_err $? "$got of 300 datagrams arrived without the policer"
+	if [ $mode = true ]; then
+		[ $(($(xf_packets xfp2 ipv4) - x0)) -ge 300 ]
+		check_err $? "XDP counted $(($(xf_packets xfp2 ipv4) - x0)) of the 300 on xfp2"
+	fi
+	log_test "hw-offload=$mode: ingress_policing_rate on xfp2 holds ($held of 300 passed), without it all 300 arrive$([ $mode = true ] && echo ' in XDP')"
+}
+
 # record <word>: one outcome of the current mode's run, compared with
 # the other mode's at the end.
 record()
@@ -345,6 +423,8 @@ for mode in $modes; do
 	ovs-ofctl del-flows xfbr0 "ip,nw_src=10.10.0.2" &&
 	ovs-ofctl del-flows xfbr0 "table=1" &&
 	ovs-ofctl -O OpenFlow13 del-flows xfbr0 "ipv6"
+
+	police_check
 
 	RET=0
 	ovs-vsctl del-port xfbr0 xfp2
