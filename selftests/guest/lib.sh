@@ -215,16 +215,19 @@ xf_wait_helper()
 # xf_topology_cleanup: remove the standard scene (quietly, idempotent).
 xf_topology_cleanup()
 {
-	# One ip (-force: on past what is not there). Deleting the namespaces
-	# deletes the peers, and so the pairs; be sure.
-	ip -force -batch - >/dev/null 2>&1 <<EOF
-netns del xfa
-netns del xfb
-netns del xfc
-link del dev xfv0
-link del dev xfv1
-link del dev xfv2
-EOF
+	local cmds= ns d
+
+	# One ip (-force: on past what went meanwhile), for what is there:
+	# a name that is not there costs two modprobes (ip looks it up with
+	# an ioctl, and the kernel asks for netdev-<name> and <name>).
+	# Deleting the namespaces deletes the peers, and so the pairs; be sure.
+	for ns in xfa xfb xfc; do
+		[ -e "/run/netns/$ns" ] && cmds+="netns del $ns"$'\n'
+	done
+	for d in xfv0 xfv1 xfv2; do
+		[ -e "/sys/class/net/$d" ] && cmds+="link del dev $d"$'\n'
+	done
+	[ -n "$cmds" ] && ip -force -batch - <<<"$cmds" >/dev/null 2>&1
 	return 0
 }
 

@@ -131,11 +131,12 @@ ovs_topology_cleanup()
 {
 	local ns p
 
+	# only what is there (see xf_topology_cleanup)
 	for ns in "${OVS_NS[@]}"; do
-		ip netns del "$ns" 2>/dev/null
+		[ -e "/run/netns/$ns" ] && ip netns del "$ns" 2>/dev/null
 	done
 	for p in "${OVS_PORTS[@]}"; do
-		ip link del dev "$p" 2>/dev/null
+		[ -e "/sys/class/net/$p" ] && ip link del dev "$p" 2>/dev/null
 	done
 	return 0
 }
