@@ -39,7 +39,8 @@
  *
  * Output: one line, "fuzz_genl: seed S messages N sends N ... unanswered
  * U ... answers: ok=N EINVAL=N ...", the errno histogram of the kernel's
- * answers (ok: acks of success) and of the sends that failed.
+ * answers (ok: acks of success) and of the sends that failed, and by
+ * command the acks of success and replies (ok_by_cmd: cmd=count).
  * Exit status: 0; 1 when the family cannot be resolved (at the start or
  * after the run: it vanished) or does not answer a status request after
  * the run; 2 on a usage error; 3 on a hang.
@@ -126,6 +127,7 @@ static uint8_t recvbuf[BUF_SIZE];
 
 /* What happened (for the summary line). */
 static unsigned long answers[MAX_ERRNO];	/* kernel's answers by errno */
+static unsigned long ok_by_cmd[256];	/* acks of success, replies */
 static unsigned long send_errs[MAX_ERRNO];	/* failed sends by errno */
 static unsigned long n_msgs, n_sends, n_bytes, n_replies, n_dumps_done;
 static unsigned long n_must, n_unanswered, n_late, n_overruns, n_abandoned;
@@ -624,6 +626,7 @@ struct pending {
 	uint32_t seq[MAX_BATCH];
 	bool must[MAX_BATCH];
 	bool seen[MAX_BATCH];
+	int cmd[MAX_BATCH];
 	char what[MAX_BATCH][64];	/* for -v */
 	int nr;
 };
@@ -637,13 +640,16 @@ static void note_errno(unsigned long *hist, int e)
 	hist[e]++;
 }
 
-static void mark_seen(struct pending *p, uint32_t seq)
+/* @ok: an ack of success or a reply (not the end of a dump) */
+static void mark_seen(struct pending *p, uint32_t seq, bool ok)
 {
 	int i;
 
 	for (i = 0; i < p->nr; i++) {
 		if (p->seq[i] == seq) {
 			p->seen[i] = true;
+			if (ok && p->cmd[i] >= 0)
+				ok_by_cmd[p->cmd[i] & 0xff]++;
 			return;
 		}
 	}
@@ -681,17 +687,22 @@ static int read_some(int fd, struct pending *p)
 	}
 	len = n;
 	for (nlh = (void *)recvbuf; NLMSG_OK(nlh, len); nlh = NLMSG_NEXT(nlh, len)) {
+		bool ok = false;
+
 		if (nlh->nlmsg_type == NLMSG_ERROR) {
 			struct nlmsgerr *e = NLMSG_DATA(nlh);
 
-			if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)))
+			if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(*e))) {
 				note_errno(answers, e->error);
+				ok = !e->error;
+			}
 		} else if (nlh->nlmsg_type == NLMSG_DONE) {
 			n_dumps_done++;
 		} else {
 			n_replies++;
+			ok = true;
 		}
-		mark_seen(p, nlh->nlmsg_seq);
+		mark_seen(p, nlh->nlmsg_seq, ok);
 	}
 	return 1;
 }
@@ -961,6 +972,10 @@ int main(int argc, char **argv)
 			p.seq[p.nr] = i + 1;
 			p.must[p.nr] = must;
 			p.seen[p.nr] = false;
+			/* only what reaches the family's operations */
+			p.cmd[p.nr] = (flags & NLM_F_REQUEST) &&
+				      ((struct nlmsghdr *)m.p)->nlmsg_type == family_id ?
+				      cmd : -1;
 			if (verbose)
 				snprintf(p.what[p.nr], sizeof(p.what[0]),
 					 "cmd %d flags 0x%x len %u of %zu, batch %d",
@@ -1026,6 +1041,10 @@ int main(int argc, char **argv)
 	print_hist("answers", answers);
 	printf(";");
 	print_hist("send_errors", send_errs);
+	printf("; ok_by_cmd:");
+	for (i = 0; i < 256; i++)
+		if (ok_by_cmd[i])
+			printf(" %lu=%lu", i, ok_by_cmd[i]);
 	printf("\n");
 	close(fd);
 	return rc;
