@@ -72,6 +72,10 @@ build_user() {
 		run_make "user space: umh (mutant test builds)" \
 			"$logdir/umh-mutants.log" make -C "$XF_TOP/umh" -j"$JOBS" mutants ||
 			failed=1
+		# test_44_fuzz's helper that damages some of its replies
+		run_make "user space: umh (reply mangling test build)" \
+			"$logdir/umh-mangle.log" make -C "$XF_TOP/umh" -j"$JOBS" mangle ||
+			failed=1
 	else
 		msg "umh/Makefile does not exist (yet): helper not built"
 	fi
