@@ -5,6 +5,8 @@
 #   make                 module (for the running kernel), helper and CLI
 #   make module KDIR=... the module against another kernel's build tree
 #   make umh cli         user space only (no kernel tree needed)
+#   make fuzz            selftests/guest/fuzz_genl, the generic netlink
+#                        fuzzer of selftests/guest/test_44_fuzz.sh
 #   make install         the module (with its helper inside) and the CLI
 #   make dkms            the sources under /usr/src, built and installed by
 #                        dkms for the running kernel and each new one
@@ -22,7 +24,7 @@ DESTDIR ?=
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
 DKMS_SRC := $(DESTDIR)/usr/src/xdp_flow-$(VERSION)
 
-.PHONY: all module umh cli install dkms dkms-src clean test demo bench
+.PHONY: all module umh cli fuzz install dkms dkms-src clean test demo bench
 
 all: module umh cli
 
@@ -39,6 +41,13 @@ umh:
 
 cli:
 	$(MAKE) -C tools/xdp-flow
+
+# A test program (never installed): only libc and the uapi header.
+FUZZ := selftests/guest/fuzz_genl
+fuzz: $(FUZZ)
+
+$(FUZZ): $(FUZZ).c include/uapi/linux/xdp_flow.h
+	$(CC) -O2 -g -Wall -Wextra -std=gnu11 -Iinclude/uapi -o $@ $<
 
 # The helper is inside the module: nothing else to install for it.
 install: all
@@ -74,6 +83,7 @@ clean:
 	-test -f $(KDIR)/Makefile && $(MAKE) -C $(KDIR) M=$(CURDIR)/net/xdp_flow clean
 	$(MAKE) -C umh clean
 	$(MAKE) -C tools/xdp-flow clean
+	rm -f $(FUZZ)
 
 test:
 	selftests/run.sh

@@ -142,8 +142,148 @@ fail:
  * would need. One write is one datagram: one or more whole messages, each
  * at an NLMSG_ALIGNTO boundary.
  */
+#ifdef XDP_FLOW_UMH_MANGLE
+/*
+ * A test build (make -C umh mangle: xdp_flow_umh_mangle, for
+ * selftests/guest/test_44_fuzz.sh), never installed: while the file
+ * XDP_FLOW_UMH_MANGLE names exists, about one reply datagram in
+ * MANGLE_ONE_IN goes out damaged, chosen by a generator of fixed seed
+ * (XDP_FLOW_UMH_MANGLE_SEED): random bytes, cut short, a wrong SEQ, wrong
+ * lengths of ROOM, STATS or MSG, a wrong ERROR, a wrong nlmsg_len, sent
+ * twice, or not at all. The module must stay memory-safe and, where an
+ * answer is lost, restart the helper.
+ */
+#include <fcntl.h>
+
+#ifndef XDP_FLOW_UMH_MANGLE_SEED
+#define XDP_FLOW_UMH_MANGLE_SEED	47
+#endif
+#define MANGLE_ONE_IN	4
+
+static pthread_mutex_t mangle_lock = PTHREAD_MUTEX_INITIALIZER;
+static __u64 mangle_state = XDP_FLOW_UMH_MANGLE_SEED;
+static unsigned char mangle_buf[2 * 65536];
+
+static __u32 mangle_rnd(__u32 n)
+{
+	mangle_state ^= mangle_state >> 12;
+	mangle_state ^= mangle_state << 25;
+	mangle_state ^= mangle_state >> 27;
+	return n ? (__u32)((mangle_state * 0x2545F4914F6CDD1DULL) >> 32) % n : 0;
+}
+
+/* Each attribute of type @type in the messages of @buf, @len bytes. */
+#define for_each_reply_attr(nlh, a, rem, buf, len)			\
+	for (nlh = (void *)(buf); nlmsg_ok(nlh, len);			\
+	     nlh = nlmsg_next(nlh, &len))				\
+		nlmsg_for_each_attr(a, nlh, GENL_HDRLEN, rem)
+
+/* Damages the copy @b of a datagram of @len bytes; returns its new length. */
+static size_t mangle(unsigned char *b, size_t len, unsigned int kind)
+{
+	struct nlmsghdr *nlh;
+	struct nlattr *a;
+	int rem, l;
+	size_t i;
+
+	switch (kind) {
+	case 0:	/* random bytes */
+		len = mangle_rnd(len + 64);
+		for (i = 0; i < len; i++)
+			b[i] = mangle_rnd(256);
+		break;
+	case 1:	/* cut short */
+		len = mangle_rnd(len);
+		break;
+	case 2:	/* a wrong SEQ */
+		l = len;
+		for_each_reply_attr(nlh, a, rem, b, l)
+			if (nla_type(a) == XDP_FLOW_ATTR_SEQ && nla_len(a) == 4)
+				*(__u32 *)nla_data(a) += mangle_rnd(3) ?
+					1 + mangle_rnd(8) : -*(__u32 *)nla_data(a);
+		break;
+	case 3:	/* wrong lengths of ROOM, STATS, MSG */
+		l = len;
+		for_each_reply_attr(nlh, a, rem, b, l)
+			if (nla_type(a) == XDP_FLOW_ATTR_ROOM ||
+			    nla_type(a) == XDP_FLOW_ATTR_STATS ||
+			    nla_type(a) == XDP_FLOW_ATTR_MSG)
+				a->nla_len = mangle_rnd(2) ?
+					NLA_HDRLEN + mangle_rnd(nla_len(a) + 1) :
+					a->nla_len + 1 + mangle_rnd(64);
+		break;
+	case 4:	/* a wrong ERROR */
+		l = len;
+		for_each_reply_attr(nlh, a, rem, b, l)
+			if (nla_type(a) == XDP_FLOW_ATTR_ERROR && nla_len(a) == 4)
+				*(__u32 *)nla_data(a) = mangle_rnd(2) ?
+					mangle_rnd(1000) : -4096 - mangle_rnd(1 << 30);
+		break;
+	case 5:	/* a wrong nlmsg_len or command */
+		nlh = (void *)b;
+		if (len < NLMSG_HDRLEN + GENL_HDRLEN)
+			break;
+		if (mangle_rnd(4))
+			nlh->nlmsg_len = mangle_rnd(3) ? mangle_rnd(len + 64) : 0;
+		else
+			((struct genlmsghdr *)nlmsg_data(nlh))->cmd = mangle_rnd(256);
+		break;
+	default:
+		break;
+	}
+	return len;
+}
+
+static void mangle_write(int fd, const void *buf, size_t len)
+{
+	if (write(fd, buf, len) < 0 && errno != EAGAIN)
+		pr_err("test build: cannot send a damaged reply: %s",
+		       strerror(errno));
+}
+
+/* Maybe sends a damaged copy of the datagram; true when it did. */
+static bool reply_mangle(int fd, const void *buf, size_t len)
+{
+	static bool logged;
+	unsigned int kind;
+	size_t n;
+
+	if (access(XDP_FLOW_UMH_MANGLE, F_OK))
+		return false;
+	pthread_mutex_lock(&mangle_lock);
+	if (!logged) {
+		pr_info("test build: damaging one reply in %d while %s exists",
+			MANGLE_ONE_IN, XDP_FLOW_UMH_MANGLE);
+		logged = true;
+	}
+	if (mangle_rnd(MANGLE_ONE_IN) || len > sizeof(mangle_buf) / 2) {
+		pthread_mutex_unlock(&mangle_lock);
+		return false;
+	}
+	kind = mangle_rnd(8);
+	memcpy(mangle_buf, buf, len);
+	memset(mangle_buf + len, 0, 64);
+	if (kind == 6) {		/* twice */
+		mangle_write(fd, buf, len);
+		mangle_write(fd, buf, len);
+	} else if (kind != 7) {		/* 7: not at all */
+		n = mangle(mangle_buf, len, kind);
+		mangle_write(fd, mangle_buf, n);
+		/* the original too, now and then: both arrive */
+		if (mangle_rnd(2))
+			mangle_write(fd, buf, len);
+	}
+	pthread_mutex_unlock(&mangle_lock);
+	return true;
+}
+#endif
+
 static void reply_send(int fd, const void *buf, size_t len, __u32 seq)
 {
+#ifdef XDP_FLOW_UMH_MANGLE
+	if (reply_mangle(fd, buf, len))
+		return;
+#endif
 	if (write(fd, buf, len) < 0)
 		pr_err("cannot send the reply to seq %u: %s", seq,
 		       strerror(errno));

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build xdp_flow for guest kernel series (as prepared by selftests/vm/setup.sh):
-#   - user space once, in the tree: `make umh cli` at the top level;
+#   - user space once, in the tree: `make umh cli` at the top level (and
+#     `make -C umh mutants`, `make fuzz`: test builds and programs);
 #   - the module per series, in a copy of net/xdp_flow/ and include/ under
 #     .cache/build/<series>/ (same relative layout, so the module's
 #     -I../../include works and two kernels never share object files),
@@ -71,6 +72,10 @@ build_user() {
 		run_make "user space: umh (mutant test builds)" \
 			"$logdir/umh-mutants.log" make -C "$XF_TOP/umh" -j"$JOBS" mutants ||
 			failed=1
+		# test_44_fuzz's helper that damages some of its replies
+		run_make "user space: umh (reply mangling test build)" \
+			"$logdir/umh-mangle.log" make -C "$XF_TOP/umh" -j"$JOBS" mangle ||
+			failed=1
 	else
 		msg "umh/Makefile does not exist (yet): helper not built"
 	fi
@@ -80,6 +85,9 @@ build_user() {
 	else
 		msg "tools/xdp-flow/Makefile does not exist (yet): CLI not built"
 	fi
+	# test_44_fuzz's generic netlink fuzzer
+	run_make "user space: fuzz_genl" "$logdir/fuzz.log" make -C "$XF_TOP" fuzz ||
+		failed=1
 	# The tests' Python modules compiled here: in a guest the repository
 	# is read-only, and each import would compile them anew.
 	# Debian's python3, the one the guests run.
