@@ -719,8 +719,11 @@ static int xdp_flow_helper_reply(struct nlattr **attrs)
 		return 0;
 	}
 	err = (int)nla_get_u32(attrs[XDP_FLOW_ATTR_ERROR]);
-	if (err > 0 || err < -MAX_ERRNO)
-		err = -EPROTO;
+	if (err > 0 || err < -MAX_ERRNO) {
+		/* Not an answer: the request fails with the helper. */
+		spin_unlock_bh(&xdp_flow_requests_lock);
+		return -EPROTO;
+	}
 	a = attrs[XDP_FLOW_ATTR_ROOM];
 	if (a) {
 		memcpy(&xdp_flow_room, nla_data(a), sizeof(xdp_flow_room));
@@ -778,8 +781,11 @@ static void xdp_flow_reply_ready(struct sock *sk)
 	queue_work(system_highpri_wq, &xdp_flow_reply_work);
 }
 
-/* Takes the REPLY messages in one datagram @buf of @len bytes. */
-static void xdp_flow_replies_take(const void *buf, int len)
+/*
+ * Takes the REPLY messages in one datagram @buf of @len bytes. Returns
+ * false when one is malformed: its request cannot be told its answer.
+ */
+static bool xdp_flow_replies_take(const void *buf, int len)
 {
 	struct nlattr *tb[XDP_FLOW_ATTR_MAX + 1];
 	const struct nlmsghdr *nlh = buf;
@@ -789,13 +795,21 @@ static void xdp_flow_replies_take(const void *buf, int len)
 		if (xdp_flow_genl_parse_reply(nlh, nlh->nlmsg_len, tb) ||
 		    xdp_flow_helper_reply(tb))
 			break;
-	if (rem > 0)
-		pr_warn_ratelimited("xdp_flow: a malformed reply from the helper (%d of %d bytes)\n",
-				    rem, len);
+	if (rem <= 0)
+		return true;
+	pr_warn_ratelimited("xdp_flow: a malformed reply from the helper (%d of %d bytes)\n",
+			    rem, len);
+	return false;
 }
 
+/*
+ * A helper whose reply is malformed misbehaves: it is restarted, and what
+ * waited for it fails as if it had gone (the replay then puts back every
+ * rule), never as a refusal that would leave a rule in software for good.
+ */
 static void xdp_flow_reply_work_fn(struct work_struct *work)
 {
+	bool broken = false;
 	int n;
 
 	mutex_lock(&xdp_flow_reply_lock);
@@ -814,11 +828,15 @@ static void xdp_flow_reply_work_fn(struct work_struct *work)
 		if (msg.msg_flags & MSG_TRUNC) {
 			pr_warn_ratelimited("xdp_flow: a reply from the helper over %d bytes\n",
 					    XDP_FLOW_REPLY_MAX);
+			broken = true;
 			continue;
 		}
-		xdp_flow_replies_take(xdp_flow_reply_buf, n);
+		if (!xdp_flow_replies_take(xdp_flow_reply_buf, n))
+			broken = true;
 	}
 	mutex_unlock(&xdp_flow_reply_lock);
+	if (broken)
+		xdp_flow_helper_broken("it sent a malformed reply");
 }
 
 /* A new pair for a helper being started: returns the helper's end. */

@@ -33,23 +33,22 @@
 # (at 6.12's rate about a minute of fuzzing; XF_PACE=10 allows for the
 # debug kernel being ten times slower).
 #
-# Then, with XF_FUZZ_REPLIES=1 (not by default: it adds about a minute,
-# and see the known failure below), the reply channel: the module loaded again with umh_path= naming
-# umh/xdp_flow_umh_mangle (make -C umh mangle), a helper that damages
+# Then, with XF_FUZZ_REPLIES=1 (not by default: it adds about a minute
+# a kernel to a run near its time budget), the reply channel: the module
+# loaded again with umh_path= naming umh/xdp_flow_umh_mangle (make -C umh mangle), a helper that damages
 # about one reply in four while /tmp/xdp_flow_mangle exists (random
 # bytes, cut short, wrong SEQ, wrong ROOM/STATS/MSG lengths, wrong ERROR,
 # wrong nlmsg_len, twice, not at all), and rule churn on xfv0 meanwhile.
 # Once the file is gone: a helper runs (restarted if it had to be), the
 # rules are in_hw and act, and the kernel log is clean.
 #
-# Known failure of that part (6.12, 2026-12): memory-safe and the helper
-# restarted, but xfv0's drop and redirect, added before the damage began,
-# end as software rules "the helper refused the rule" (tc still says
-# in_hw; no hardware packet) although the restarted helper recovered both
-# from its pinned maps: a damaged answer to their RULE_ADD (a wrong ERROR,
-# which the module takes as -EPROTO, or another request's answer through
-# a wrong SEQ) counts as a refusal, and no restart or replay offers the
-# rules again.
+# That part found that a damaged answer to a RULE_ADD (a wrong ERROR, or
+# a message the module cannot parse) counted as the helper's refusal: the
+# rule stayed in software for good, although the restarted helper had it.
+# Since, a malformed reply restarts the helper, and what waited fails as
+# if it had gone, so that the replay puts it back (helper.c). A reply
+# that is well formed but carries another request's SEQ cannot be told
+# from a real one; the helper is the module's own program.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
