@@ -163,6 +163,7 @@ MODULE_PARM_DESC(helper_timeout_ms,
  * @start_failures: consecutive starts without a HELLO
  * @backoff_ms: how long to wait before the next start
  * @hello_at: when the running helper registered (jiffies)
+ * @progressed: a progress report came before HELLO
  * @exiting: the module is going away: no start, no HELLO
  * @exe: the embedded helper in a shmem file
  * @family: the generic netlink family requests go out on
@@ -177,7 +178,7 @@ struct xdp_flow_helper {
 	unsigned int start_failures;
 	unsigned int backoff_ms;
 	unsigned long hello_at;
-	bool progressed;	/* a progress report came before HELLO */
+	bool progressed;
 	bool exiting;
 	struct file *exe;
 	const struct genl_family *family;
@@ -1130,7 +1131,8 @@ static const struct {
 } xdp_flow_refusals[] = {
 	{ "mask table full", KBUILD_MODNAME ": mask table full" },
 	{ "flow table full", KBUILD_MODNAME ": flow table full" },
-	{ "port ranges ", KBUILD_MODNAME ": port ranges need more masked entries than a rule may have" },
+	{ "port ranges ",
+	  KBUILD_MODNAME ": port ranges need more masked entries than a rule may have" },
 	{ "too many devices", KBUILD_MODNAME ": too many devices" },
 };
 #endif

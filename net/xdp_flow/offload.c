@@ -1903,64 +1903,48 @@ static int xdp_flow_indr_cb(struct net_device *dev, struct Qdisc *sch,
  * device running XDP.)
  */
 
-/* Caller holds rtnl. Returns the XDP_FLOW_PEER_TX_OFF bits it turned off. */
-static netdev_features_t xdp_flow_peer_tx_off(struct net_device *dev)
+/*
+ * Caller holds rtnl. Turns the XDP_FLOW_PEER_TX_OFF features off on @dev's
+ * veth peer and takes them out of its hw_features, as veth takes GSO from
+ * the peer of a device running XDP: nobody can turn them on again while
+ * offload is enabled, not even for the moment a notifier would need to
+ * undo it. Adds what it changed to @tx, for xdp_flow_peer_tx_restore().
+ */
+static void xdp_flow_peer_tx_off(struct net_device *dev,
+				 struct xdp_flow_peer_tx *tx)
 {
 	struct net_device *peer = xdp_flow_veth_peer(dev);
-	netdev_features_t bits;
+	netdev_features_t wanted, fixed;
 
 	if (!peer)
-		return 0;
-	bits = peer->wanted_features & XDP_FLOW_PEER_TX_OFF;
-	if (bits) {
-		peer->wanted_features &= ~bits;
+		return;
+	wanted = peer->wanted_features & XDP_FLOW_PEER_TX_OFF;
+	if (wanted) {
+		peer->wanted_features &= ~wanted;
 		netdev_update_features(peer);
 	}
-	return bits;
+	/* Only what is off now: a feature left out of hw_features stays as
+	 * it is.
+	 */
+	fixed = peer->hw_features & XDP_FLOW_PEER_TX_OFF & ~peer->features;
+	peer->hw_features &= ~fixed;
+	tx->wanted |= wanted;
+	tx->fixed |= fixed;
 }
 
 /* Caller holds rtnl. */
 static void xdp_flow_peer_tx_restore(struct net_device *dev,
-				     netdev_features_t bits)
+				     const struct xdp_flow_peer_tx *tx)
 {
 	struct net_device *peer;
 
-	if (!bits)
+	if (!tx->wanted && !tx->fixed)
 		return;
 	peer = xdp_flow_veth_peer(dev);
 	if (!peer)
 		return;
-	peer->wanted_features |= bits;
-	netdev_update_features(peer);
-}
-
-/* Under rtnl: @peer's features changed; if it is the peer of a veth with
- * offload enabled and VLAN insertion or checksum offload came back on, it
- * goes off again.
- */
-static void xdp_flow_peer_feat_change(struct net_device *peer)
-{
-	struct net_device *dev = xdp_flow_veth_peer(peer);
-	struct xdp_flow_dev *xdev;
-	netdev_features_t bits;
-
-	if (!dev || !net_eq(dev_net(dev), &init_net))
-		return;
-	bits = peer->wanted_features & XDP_FLOW_PEER_TX_OFF;
-	if (!bits)
-		return;
-	mutex_lock(&xdp_flow_lock);
-	xdev = xdp_flow_dev_find(dev->ifindex);
-	if (xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_NATIVE)
-		xdev->peer_tx_off |= bits;
-	else
-		bits = 0;
-	mutex_unlock(&xdp_flow_lock);
-	if (!bits)
-		return;
-	netdev_info(peer, "xdp_flow: VLAN insertion and checksum offloads stay off while offload is enabled on %s\n",
-		    dev->name);
-	peer->wanted_features &= ~bits;
+	peer->hw_features |= tx->fixed;
+	peer->wanted_features |= tx->wanted;
 	netdev_update_features(peer);
 }
 
@@ -2468,16 +2452,18 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 		goto undo;
 
 	if (xdp_mode == XDP_FLOW_XDP_MODE_NATIVE) {
-		netdev_features_t bits;
+		struct xdp_flow_peer_tx tx = {};
 
 		rtnl_lock();
-		bits = xdp_flow_peer_tx_off(dev);
+		xdp_flow_peer_tx_off(dev, &tx);
 		mutex_lock(&xdp_flow_lock);
 		xdev = xdp_flow_dev_find(dev->ifindex);
-		if (xdev)
-			xdev->peer_tx_off |= bits;
-		else
-			xdp_flow_peer_tx_restore(dev, bits);
+		if (xdev) {
+			xdev->peer_tx.wanted |= tx.wanted;
+			xdev->peer_tx.fixed |= tx.fixed;
+		} else {
+			xdp_flow_peer_tx_restore(dev, &tx);
+		}
 		mutex_unlock(&xdp_flow_lock);
 		rtnl_unlock();
 	}
@@ -2516,8 +2502,8 @@ unlock:
  */
 int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 {
+	struct xdp_flow_peer_tx tx;
 	struct xdp_flow_dev *xdev;
-	netdev_features_t bits;
 	struct net_device *dev;
 
 	mutex_lock(&xdp_flow_lock);
@@ -2532,7 +2518,7 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 	xdp_flow_uninstall_all(ifindex);
 	xdp_flow_ft_forget(ifindex);
 	xdp_flow_shield_free(xdev);
-	bits = xdev->peer_tx_off;
+	tx = xdev->peer_tx;
 	list_del(&xdev->list);
 	kfree(xdev);
 	xdp_flow_retry_waiting();
@@ -2543,7 +2529,7 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 	rtnl_lock();
 	dev = __dev_get_by_index(&init_net, ifindex);
 	if (dev)
-		xdp_flow_peer_tx_restore(dev, bits);
+		xdp_flow_peer_tx_restore(dev, &tx);
 	xdp_flow_reoffer(ifindex, false);
 	mutex_lock(&xdp_flow_lock);
 	/* Unless enabled again meanwhile. */
@@ -2847,13 +2833,9 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 				 unsigned long event, void *ptr)
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	netdev_features_t bits = 0;
+	struct xdp_flow_peer_tx tx = {};
 	struct xdp_flow_dev *xdev;
 
-	if (event == NETDEV_FEAT_CHANGE) {
-		xdp_flow_peer_feat_change(dev);
-		return NOTIFY_DONE;
-	}
 	if (event != NETDEV_UNREGISTER)
 		return NOTIFY_DONE;
 
@@ -2865,7 +2847,7 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 	if (xdev && net_eq(dev_net(dev), &init_net)) {
 		xdp_flow_uninstall_all(dev->ifindex);
 		xdp_flow_shield_free(xdev);
-		bits = xdev->peer_tx_off;
+		tx = xdev->peer_tx;
 		list_del(&xdev->list);
 		kfree(xdev);
 		xdp_flow_retry_waiting();
@@ -2875,7 +2857,7 @@ static int xdp_flow_netdev_event(struct notifier_block *nb,
 	}
 	mutex_unlock(&xdp_flow_lock);
 	/* Moving to another namespace: the peer may stay. */
-	xdp_flow_peer_tx_restore(dev, bits);
+	xdp_flow_peer_tx_restore(dev, &tx);
 	return NOTIFY_DONE;
 }
 
@@ -2942,7 +2924,7 @@ void xdp_flow_offload_exit(void)
 
 		dev = __dev_get_by_index(&init_net, xdev->ifindex);
 		if (dev)
-			xdp_flow_peer_tx_restore(dev, xdev->peer_tx_off);
+			xdp_flow_peer_tx_restore(dev, &xdev->peer_tx);
 		xdp_flow_id_free(xdev->shield_id);
 		list_del(&xdev->list);
 		kfree(xdev);

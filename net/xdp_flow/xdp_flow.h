@@ -26,6 +26,16 @@
 extern struct mutex xdp_flow_lock;
 
 /**
+ * struct xdp_flow_peer_tx - what enabling a veth took from its peer
+ * @wanted: XDP_FLOW_PEER_TX_OFF features turned off
+ * @fixed: XDP_FLOW_PEER_TX_OFF features taken out of its hw_features
+ */
+struct xdp_flow_peer_tx {
+	netdev_features_t wanted;
+	netdev_features_t fixed;
+};
+
+/**
  * struct xdp_flow_dev - a device offload is enabled on
  * @list: in xdp_flow_devs
  * @ifindex: the device
@@ -39,9 +49,8 @@ extern struct mutex xdp_flow_lock;
  *	rules when xdp_flow_attach_work last looked, or lost the last one
  *	less than XDP_FLOW_LINGER_MS before
  * @idle_since: when the device lost its last offloaded rule (jiffies)
- * @peer_tx_off: VLAN insertion and checksum offloads turned off on the
- *	device's veth peer while offload is enabled (XDP_FLOW_PEER_TX_OFF
- *	bits), to restore
+ * @peer_tx: VLAN insertion and checksum offloads turned off on the
+ *	device's veth peer while offload is enabled, to restore
  * @shield_id: the rule id of the device's shield (see XDP_FLOW_MAX_SHIELDS)
  * @shield_order: the order of the shield the helper holds, or
  *	XDP_FLOW_NO_SHIELD
@@ -62,7 +71,7 @@ struct xdp_flow_dev {
 	unsigned int nr_offloaded;
 	bool attached;
 	unsigned long idle_since;
-	netdev_features_t peer_tx_off;
+	struct xdp_flow_peer_tx peer_tx;
 	u32 shield_id;
 	u64 shield_order;
 	unsigned int nr_waiting;
