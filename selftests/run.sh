@@ -5,9 +5,9 @@
 #   1. selftests/vm/setup.sh   packages, virtme-ng, the Debian guest kernels
 #   2. selftests/vm/build.sh   user space, and the module for each kernel
 #   3. selftests/host/run.sh   host tests (helper + XDP program, no module)
-#   4. selftests/guest/run.sh  in a 6.12 guest, a 6.1 guest, then a guest
+#   4. selftests/guest/run.sh  in a 6.12 guest, a 6.1 guest and a guest
 #                              of the newest kernel Debian offers (7.3
-#                              today; "newest" in XF_SERIES)
+#                              today; "newest" in XF_SERIES), side by side
 # Every `ok`/`not ok` line is shown as it comes, prefixed by where it ran
 # ([host], [6.12], [6.1], [7.3]), and again in a summary at the end, which lists
 # the failures once more and closes with exactly one line
@@ -23,6 +23,7 @@
 #   XF_HOST=0            skip the host tests
 #   XF_SKIP_SETUP=1      skip setup.sh (and XF_SKIP_APT=1: no apt in setup.sh)
 #   XF_SKIP_BUILD=1      skip build.sh
+#   XF_LANES=n           guests booted at once (default 3)
 #   XF_TEST_TIMEOUT=s    per guest test (default 1200)
 #   XF_GUEST_TIMEOUT=s   per guest boot (default 3300; patched: 28800)
 
@@ -64,20 +65,16 @@ fail()
 	record "$1" "not ok - $2"
 }
 
-# collect <where> cmd...: run cmd, show its output prefixed with [where],
-# record its result lines. Returns cmd's status; sets GOT_RESULTS (lines
-# seen), GOT_FAIL (not ok lines seen) and SAW_LINE (whether $MARK appeared).
-collect()
+# record_log <where> <file>: record the file's result lines. Sets
+# GOT_RESULTS (lines seen), GOT_FAIL (not ok lines seen) and GOT_GUEST
+# (whether selftests/guest/run.sh's first line "# guest kernel" came).
+record_log()
 {
-	local where=$1 line rc f
-	shift
+	local where=$1 line
 
-	f=$(mktemp)
-	"$@" </dev/null 2>&1 | tr -d '\r' | tee "$f" | sed -u "s/^/[$where] /"
-	rc=${PIPESTATUS[0]}
 	GOT_RESULTS=0
 	GOT_FAIL=0
-	SAW_LINE=0
+	GOT_GUEST=0
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*|"not ok - "*|"ok "[0-9]*|"not ok "[0-9]*)
@@ -85,11 +82,24 @@ collect()
 			GOT_RESULTS=$((GOT_RESULTS + 1))
 			case $line in "not ok"*) GOT_FAIL=$((GOT_FAIL + 1)) ;; esac
 			;;
+		"# guest kernel "*)
+			GOT_GUEST=1
+			;;
 		esac
-		if [ -n "${MARK:-}" ] && [[ $line == "$MARK"* ]]; then
-			SAW_LINE=1
-		fi
-	done <"$f"
+	done <"$2"
+}
+
+# collect <where> cmd...: run cmd, show its output prefixed with [where],
+# record its result lines (record_log). Returns cmd's status.
+collect()
+{
+	local where=$1 rc f
+	shift
+
+	f=$(mktemp)
+	"$@" </dev/null 2>&1 | tr -d '\r' | tee "$f" | sed -u "s/^/[$where] /"
+	rc=${PIPESTATUS[0]}
+	record_log "$where" "$f"
 	rm -f "$f"
 	return "$rc"
 }
@@ -182,7 +192,7 @@ fi
 if [ "${XF_HOST:-1}" != 0 ]; then
 	if [ -f selftests/host/run.sh ]; then
 		phase "host tests"
-		MARK="" collect host bash selftests/host/run.sh
+		collect host bash selftests/host/run.sh
 		rc=$?
 		if [ $rc -ne 0 ] && [ "$GOT_FAIL" -eq 0 ]; then
 			fail host "selftests/host/run.sh exited with status $rc"
@@ -199,11 +209,51 @@ fi
 # differential test with the hook auto does not pick: xdp on a kernel with
 # tcx) runs on the first such kernel of the run only: the others run the
 # xdp hook where their tests name it, and 6.1 all of them with it.
+#
+# XF_LANES guests run at once (default 3: all of them). An emulated guest
+# keeps one host CPU busy about two thirds of the time (its tests are
+# mostly shell scripts, one step after the other, and wait for timers and
+# the 9p file system), so on this 2-CPU machine three guests side by side
+# take about as long as the slowest alone, not as long as all three in a
+# row. Each guest's lines are shown as they come, prefixed with its
+# series; the results are recorded in the order of XF_SERIES.
+
+# guest_job <series> <share> <hook pass>: boot one guest; its output goes
+# to .cache/results/<series>.log, its exit status to <that>.rc.
+guest_job()
+{
+	local s=$1 log=$RESULTS/$1.log
+
+	XF_SHARE=$2 XF_HOOK_PASS=$3 \
+		bash selftests/vm/run-guest.sh "$s" selftests/guest/run.sh \
+		</dev/null 2>&1 | tr -d '\r' | tee "$log" | sed -u "s/^/[$s] /"
+	echo "${PIPESTATUS[0]}" >"$log.rc"
+	echo "# ==== guest $s done ($(($(date +%s) - t_start)) s)"
+}
+
+# guest_result <series>: record what the guest's log says.
+guest_result()
+{
+	local s=$1 log=$RESULTS/$1.log rc
+
+	rc=$(cat "$log.rc" 2>/dev/null) || rc=1
+	record_log "$s" "$log"
+	if [ "$GOT_GUEST" -eq 0 ]; then
+		fail "$s" "guest $s did not boot or did not start selftests/guest/run.sh (rc $rc)"
+	elif [ "$rc" -eq 124 ]; then
+		fail "$s" "guest $s did not finish in time (XF_GUEST_TIMEOUT, selftests/vm/run-guest.sh)"
+	elif [ "$rc" -ne 0 ] && [ "$GOT_FAIL" -eq 0 ]; then
+		fail "$s" "guest $s: selftests/guest/run.sh exited with status $rc"
+	fi
+}
+
 n_series=$(echo $SERIES | wc -w)
+lanes=${XF_LANES:-3}
+[[ "$lanes" =~ ^[1-9][0-9]*$ ]] || lanes=3
 k=0
 tcx_done=0
+running=0
 for s in $SERIES; do
-	phase "guest $s"
 	hook_pass=${XF_HOOK_PASS-}
 	# the series' kernel version (setup.sh wrote it), else its name
 	kver=$(. "$XF_TOP/.cache/kernels/$s/env" 2>/dev/null; echo "${KVER:-$s}")
@@ -211,17 +261,19 @@ for s in $SERIES; do
 		[ $tcx_done = 1 ] && [ -z "${XF_HOOK_PASS+x}" ] && hook_pass=none
 		tcx_done=1
 	fi
-	XF_SHARE=$k/$n_series MARK="# guest kernel " XF_HOOK_PASS=$hook_pass \
-		collect "$s" bash selftests/vm/run-guest.sh "$s" selftests/guest/run.sh
-	rc=$?
-	k=$((k + 1))
-	if [ "$SAW_LINE" -eq 0 ]; then
-		fail "$s" "guest $s did not boot or did not start selftests/guest/run.sh (rc $rc)"
-	elif [ $rc -eq 124 ]; then
-		fail "$s" "guest $s did not finish in time (XF_GUEST_TIMEOUT, selftests/vm/run-guest.sh)"
-	elif [ $rc -ne 0 ] && [ "$GOT_FAIL" -eq 0 ]; then
-		fail "$s" "guest $s: selftests/guest/run.sh exited with status $rc"
+	if [ "$running" -ge "$lanes" ]; then
+		wait -n
+		running=$((running - 1))
 	fi
+	rm -f "$RESULTS/$s.log" "$RESULTS/$s.log.rc"
+	phase "guest $s"
+	guest_job "$s" "$k/$n_series" "$hook_pass" &
+	running=$((running + 1))
+	k=$((k + 1))
+done
+wait
+for s in $SERIES; do
+	guest_result "$s"
 done
 
 finish
