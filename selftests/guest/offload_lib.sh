@@ -351,18 +351,24 @@ helper_pids()
 	pgrep -x xdp_flow_umh
 }
 
+# xf_start [module parameters...]: load the module and wait for its
+# helper, as checks of the current group.
+xf_start()
+{
+	xf_load "$@"
+	check_err $? "xf_load failed"
+	[ $RET -eq 0 ] || return 1
+	xf_wait_helper
+	check_err $? "the helper did not come up"
+}
+
 # xf_test_setup [module params]: the module with its helper running, the
 # standard topology, neighbours resolved, UDP counters on veth_a, veth_b
 # and veth_c. Logs one test line; returns non-zero when anything failed.
 xf_test_setup()
 {
 	RET=0
-	xf_load "$@"
-	check_err $? "xf_load failed"
-	if [ $RET -eq 0 ]; then
-		xf_wait_helper
-		check_err $? "the helper did not come up"
-	fi
+	xf_start "$@"
 	if [ $RET -eq 0 ]; then
 		xf_veth_topology
 		check_err $? "xf_veth_topology failed"
@@ -387,6 +393,16 @@ xf_test_cleanup()
 	xf_unload >/dev/null 2>&1
 }
 
+# xf_test_begin [module parameters...]: how a test on the standard scene
+# opens: the scene goes away at exit (xf_test_cleanup), and is set up
+# (xf_test_setup, with the parameters for the module); the test exits 1
+# if that failed.
+xf_test_begin()
+{
+	trap xf_test_cleanup EXIT
+	xf_test_setup "$@" || exit 1
+}
+
 # xf_enable_xfv0: enable offload on xfv0 and add its clsact qdisc (after
 # enabling, so that the module binds the new block).
 xf_enable_xfv0()
@@ -394,6 +410,13 @@ xf_enable_xfv0()
 	xf_enable_dev xfv0 || return 1
 	wait_dev_attached xfv0 10 || return 1
 	tc qdisc add dev xfv0 clsact
+}
+
+# xf_check_enable_xfv0: xf_enable_xfv0, as a check of the current group.
+xf_check_enable_xfv0()
+{
+	xf_enable_xfv0
+	check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
 }
 
 # per_packet_bytes <ns> <dev> <before> <n>: the bytes one of the <n> UDP
@@ -647,12 +670,7 @@ diff_setup()
 
 	shift 2
 	RET=0
-	xf_load "$@"
-	check_err $? "xf_load failed"
-	if [ $RET -eq 0 ]; then
-		xf_wait_helper
-		check_err $? "the helper did not come up"
-	fi
+	xf_start "$@"
 	if [ $RET -eq 0 ]; then
 		python3 "$XF_ROOT/selftests/diff/difftest.py" setup --lanes "$lanes"
 		check_err $? "difftest.py setup failed"

@@ -13,9 +13,7 @@ source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=50
 
-trap xf_test_cleanup EXIT
-
-xf_test_setup || exit 1
+xf_test_begin
 
 RET=0
 xf_enable_xfv0

@@ -11,13 +11,10 @@ source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=50
 
-trap xf_test_cleanup EXIT
-
-xf_test_setup || exit 1
+xf_test_begin
 
 RET=0
-xf_enable_xfv0
-check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
+xf_check_enable_xfv0
 tc filter add dev xfv0 ingress pref 1 protocol ip flower dst_ip 10.0.2.1 action drop
 check_err $? "tc filter add failed"
 [ "$(tc_hw_state "" xfv0 1)" = in_hw ]

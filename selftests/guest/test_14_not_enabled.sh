@@ -14,9 +14,7 @@ source "$XF_ROOT/selftests/guest/offload_lib.sh"
 
 N=50
 
-trap xf_test_cleanup EXIT
-
-xf_test_setup || exit 1
+xf_test_begin
 
 RET=0
 tc qdisc add dev xfv0 clsact
@@ -38,8 +36,7 @@ log_test "xfv0 not enabled: the rule drops in software ($N packets, 0 in hardwar
 RET=0
 tc qdisc del dev xfv0 clsact
 check_err $? "tc qdisc del failed"
-xf_enable_xfv0
-check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
+xf_check_enable_xfv0
 tc qdisc add dev xfv2 clsact
 check_err $? "tc qdisc add failed"
 tc filter add dev xfv2 ingress pref 1 protocol ip flower dst_ip 10.0.1.1 action drop

@@ -23,9 +23,7 @@ XF_HOOK=xdp
 
 N=20
 
-trap xf_test_cleanup EXIT
-
-xf_test_setup || exit 1
+xf_test_begin
 
 # peer_txoff: veth_a's tx-vlan-offload and tx-checksumming, "on on" by
 # default; a feature ethtool cannot change reads "off[fixed]".
@@ -49,8 +47,7 @@ neigh replace 10.0.5.254 lladdr $XF_MAC_XFV0 dev veth_a.5 nud permanent
 route add 10.0.3.1/32 via 10.0.5.254 dev veth_a.5
 EOF
 check_err $? "cannot set up veth_a.5 in xfa"
-xf_enable_xfv0
-check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
+xf_check_enable_xfv0
 [ "$(peer_txoff)" = "off[fixed] off[fixed]" ]
 check_err $? "veth_a has tx-vlan-offload, tx-checksumming '$(peer_txoff)' with offload enabled on xfv0, not fixed off"
 log_test "enabling offload on xfv0 turns tx-vlan-offload and tx-checksumming off on its peer, fixed"

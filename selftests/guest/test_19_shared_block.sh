@@ -13,9 +13,7 @@ N=20
 M=15
 BLOCK=7
 
-trap xf_test_cleanup EXIT
-
-xf_test_setup || exit 1
+xf_test_begin
 
 # block_stat <pref> <field>: like tc_stat, for a rule of the block.
 # shellcheck disable=SC2317  # called by counters_expect (fn:block_stat/...)

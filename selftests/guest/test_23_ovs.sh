@@ -41,10 +41,7 @@ trap ovs_cleanup EXIT
 RET=0
 why=$(ovs_available)
 check_err $? "Open vSwitch cannot run in this guest: $why"
-xf_load
-check_err $? "xf_load failed"
-xf_wait_helper
-check_err $? "the helper did not come up"
+xf_start
 log_setup "setup: openvswitch.ko, OVS binaries, module, helper"
 [ $RET = 0 ] || exit 1
 

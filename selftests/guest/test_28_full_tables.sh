@@ -25,9 +25,7 @@ FILL=24
 # Rule ids: module parameter max_rules, the top 1024 the shields'.
 RULES=2048
 
-trap xf_test_cleanup EXIT
-
-xf_test_setup max_masks=$MASKS max_rules=$RULES || exit 1
+xf_test_begin max_masks=$MASKS max_rules=$RULES
 
 # xf_dev_json <dev>: the device's object in xdp-flow status -j.
 xf_dev_json()
@@ -36,8 +34,7 @@ xf_dev_json()
 }
 
 RET=0
-xf_enable_xfv0
-check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
+xf_check_enable_xfv0
 tc filter add dev xfv0 ingress pref 100 protocol ip flower dst_ip 10.0.2.1 \
 	action drop
 check_err $? "tc filter add pref 100 failed"

@@ -25,8 +25,7 @@ wrapper=$(xf_held_umh "$TMP") || exit 1
 xf_test_setup umh_path="$wrapper" || exit 1
 
 RET=0
-xf_enable_xfv0
-check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
+xf_check_enable_xfv0
 tc filter add dev xfv0 ingress pref 100 protocol ip flower dst_ip 10.0.2.1 \
 	action drop
 check_err $? "tc filter add pref 100 failed"

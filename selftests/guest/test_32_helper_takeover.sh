@@ -29,8 +29,7 @@ chmod 755 "$wrapper"
 xf_test_setup umh_path="$wrapper" || exit 1
 
 RET=0
-xf_enable_xfv0
-check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
+xf_check_enable_xfv0
 awk -v n="$R" 'BEGIN { for (i = 0; i < n; i++)
 	printf "filter add dev xfv0 ingress pref 10 protocol ip flower dst_ip 10.%d.%d.%d action drop\n",
 		100 + int(i / 65536), int(i / 256) % 256, i % 256 }' >"$TMP/rules"

@@ -28,9 +28,7 @@ N=40
 PREF=1
 PARAM=/sys/module/xdp_flow/parameters/redirect_peer
 
-trap xf_test_cleanup EXIT
-
-xf_test_setup || exit 1
+xf_test_begin
 
 PEERS=/sys/fs/bpf/xdp_flow/xf_peers
 # peer_entry <dev>: "<mac> <mtu>" of dev's xf_peers entry, "none" without one

@@ -119,8 +119,7 @@ drop_case()
 }
 
 RET=0
-xf_enable_xfv0
-check_err $? "xdp-flow enable dev xfv0 failed or the device never got attached"
+xf_check_enable_xfv0
 add_redirect
 [ $RET -eq 0 ] && expect_xdp
 log_test "flower redirect at pref 2 runs in XDP"
