@@ -94,7 +94,8 @@ entry=$(printf '%s\n' "XDP FLOW OFFLOAD (xdp_flow)" "M:	$author" \
 	"L:	netdev@vger.kernel.org" "L:	bpf@vger.kernel.org" "S:	Maintained" \
 	"F:	Documentation/networking/xdp_flow.rst" \
 	"F:	include/uapi/linux/xdp_flow.h" "F:	net/xdp_flow/" "")
-awk -v entry="$entry" '/^XDP SOCKETS \(AF_XDP\)$/ { print entry } { print }' \
+# $(...) took the entry's last newline: the blank line after it is printed.
+awk -v entry="$entry" '/^XDP SOCKETS \(AF_XDP\)$/ { print entry; print "" } { print }' \
 	"$L/MAINTAINERS" >"$tmp/MAINTAINERS" && mv "$tmp/MAINTAINERS" "$L/MAINTAINERS"
 intree_commit 0003.msg
 
