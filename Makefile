@@ -7,17 +7,19 @@
 #   make umh cli         user space only (no kernel tree needed)
 #   make fuzz            selftests/guest/fuzz_genl, the generic netlink
 #                        fuzzer of selftests/guest/test_44_fuzz.sh
-#   make install         the module (with its helper inside) and the CLI
+#   make install         the module (with its helper inside), the CLI and
+#                        its manual page, xdp-flow(8)
 #   make dkms            the sources under /usr/src, built and installed by
 #                        dkms for the running kernel and each new one
 #   make dkms-src        only the copy under $(DESTDIR)/usr/src
-#   make test            the whole test suite (see README.md)
-#   make demo            the demonstration (see README.md)
+#   make test            the whole test suite (selftests/README.md)
+#   make demo            the demonstration (README.md)
 #   make bench           every benchmark, one results table (bench/README.md)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
 DESTDIR ?=
 
 # One version, dkms.conf's.
@@ -53,7 +55,8 @@ $(FUZZ): $(FUZZ).c include/uapi/linux/xdp_flow.h
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/net/xdp_flow \
 		XDP_FLOW_UMH=$(CURDIR)/umh/xdp_flow_umh modules_install
-	$(MAKE) -C tools/xdp-flow install DESTDIR=$(DESTDIR) SBINDIR=$(SBINDIR)
+	$(MAKE) -C tools/xdp-flow install DESTDIR=$(DESTDIR) SBINDIR=$(SBINDIR) \
+		MANDIR=$(MANDIR)
 	-depmod -a
 
 # What the module and its helper are built from, and dkms.conf: no build

@@ -35,7 +35,8 @@ git=(git -C "$tmp/linux" -c "user.name=${author% <*}"
 # Only the files the series touches: the base commit holds them as the
 # tree has them, so that each patch's index line names the tree's blob.
 mapfile -t files < <({ sed -n 's|^diff --git a/\([^ ]*\) .*|\1|p' "${patches[@]}"
-		       printf '%s\n' net/Kconfig net/Makefile MAINTAINERS; } | sort -u)
+		       printf '%s\n' net/Kconfig net/Makefile MAINTAINERS \
+			      Documentation/networking/index.rst; } | sort -u)
 mkdir -p "$tmp/linux"
 if [ -d "$src" ]; then
 	for f in "${files[@]}"; do
@@ -58,8 +59,8 @@ fi
 # Patches 3 to 6 add net/xdp_flow/ to the tree, one part each: the uapi
 # header (with the MAINTAINERS entry), the BPF datapath, the helper (both
 # under net/xdp_flow/umh/), and the module with what builds and wires it
-# all in. Files are copied from this checkout, the helper's without its
-# out-of-tree Makefile and README.
+# all in, and its documentation. Files are copied from this checkout, the
+# helper's without its out-of-tree Makefile and README.
 L=$tmp/linux
 date=$(sed -n 's/^Date: //p' "${patches[-1]}" | head -n 1)
 DATAPATH='umh/xdp_flow.bpf.c umh/xdp_flow_dp.h umh/xdp_flow_bench.h'
@@ -91,8 +92,10 @@ grep -q '^XDP SOCKETS (AF_XDP)$' "$L/MAINTAINERS" ||
 	die "MAINTAINERS: no XDP SOCKETS entry to put ours before"
 entry=$(printf '%s\n' "XDP FLOW OFFLOAD (xdp_flow)" "M:	$author" \
 	"L:	netdev@vger.kernel.org" "L:	bpf@vger.kernel.org" "S:	Maintained" \
+	"F:	Documentation/networking/xdp_flow.rst" \
 	"F:	include/uapi/linux/xdp_flow.h" "F:	net/xdp_flow/" "")
-awk -v entry="$entry" '/^XDP SOCKETS \(AF_XDP\)$/ { print entry } { print }' \
+# $(...) took the entry's last newline: the blank line after it is printed.
+awk -v entry="$entry" '/^XDP SOCKETS \(AF_XDP\)$/ { print entry; print "" } { print }' \
 	"$L/MAINTAINERS" >"$tmp/MAINTAINERS" && mv "$tmp/MAINTAINERS" "$L/MAINTAINERS"
 intree_commit 0003.msg
 
@@ -114,6 +117,13 @@ sed -i '/^source "net\/xdp\/Kconfig"$/a source "net/xdp_flow/Kconfig"' "$L/net/K
 grep -q '^obj-$(CONFIG_XDP_SOCKETS)' "$L/net/Makefile" ||
 	die "net/Makefile: no CONFIG_XDP_SOCKETS line to put ours after"
 sed -i '/^obj-$(CONFIG_XDP_SOCKETS)/a obj-$(CONFIG_XDP_FLOW)\t\t+= xdp_flow/' "$L/net/Makefile"
+# The design document, in the networking book's list after its XDP pages.
+copy "" "" Documentation/networking/xdp_flow.rst
+idx=$L/Documentation/networking/index.rst
+grep -q '^   xdp-rx-metadata$' "$idx" ||
+	die "Documentation/networking/index.rst: no xdp-rx-metadata to put ours after"
+awk '{ print } /^   xdp-rx-metadata$/ { print "   xdp_flow" }' "$idx" >"$tmp/index.rst" &&
+	mv "$tmp/index.rst" "$idx"
 intree_commit 0006.msg
 
 mkdir -p "$out"

@@ -19,6 +19,9 @@
 #                  check)
 #   test_oracle.py the expected frames of targeted.py's rewrite cases:
 #                  scapy's against difftest's builder's (no root needed)
+#   test_docs.py   the documentation: links resolve, the rST pages convert
+#                  without warnings, README.md links to every page and
+#                  names no commit or date (no root needed)
 #   bench_dp       bench/host's datapath benchmark, briefly: it builds, its
 #                  references load, and its frames change (its warm-up
 #                  checks that the flows hit as many rules as they should)
@@ -69,6 +72,7 @@ run test_pin_trust.sh bash "$HERE/test_pin_trust.sh"
 run test_clang.sh bash "$HERE/test_clang.sh"
 run "xdp-flow CLI" make -s -C "$ROOT/tools/xdp-flow" check
 run test_oracle.py /usr/bin/python3 "$HERE/test_oracle.py"
+run test_docs.py /usr/bin/python3 "$HERE/test_docs.py"
 
 bench_smoke()
 {

@@ -38,7 +38,7 @@ PACKAGES=(clang llvm libbpf-dev bpftool libnl-3-dev libnl-genl-3-dev libelf-dev
 	  zlib1g-dev pkg-config make gcc qemu-system-x86 udev dwarves iproute2
 	  ethtool python3-venv busybox-static iperf3 nftables openvswitch-switch
 	  tcpdump sparse kmod rsync jq iputils-ping python3-scapy conntrack
-	  python3-pyroute2 debootstrap dkms ppp pppoe)
+	  python3-pyroute2 debootstrap dkms ppp pppoe python3-docutils)
 
 # The Debian 13 build root, and the series used when the newest cannot
 # be resolved (no mirror) and none was fetched before.

@@ -9,7 +9,8 @@
  *   xdp-flow wait [timeout SECONDS]
  *
  * It speaks the module's generic netlink family (include/uapi/linux/
- * xdp_flow.h) through libnl-genl. See README.md for the output formats.
+ * xdp_flow.h) through libnl-genl. See README.rst, its manual page
+ * xdp-flow(8), for the output formats.
  */
 #include <errno.h>
 #include <getopt.h>
