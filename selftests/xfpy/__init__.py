@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """The Python harness of the tests and the benchmarks: one library.
 
-The Python tests (selftests/diff/, selftests/host/test_oracle.py) and
-the guest half of the benchmark (bench/guest_bench.py, bench/guest/)
-drive the system through this package.
+The Python tests (selftests/diff/, selftests/guest/impostor.py,
+selftests/host/test_oracle.py) and the guest half of the benchmark
+(bench/guest_bench.py, bench/guest/) drive the system through this
+package.
 The shell tests have their own libraries (selftests/lib.sh,
 selftests/guest/lib.sh, offload_lib.sh, ovs_lib.sh, flowtable_lib.sh);
 where a function here does what one of them does, its docstring names
@@ -18,6 +19,7 @@ that shell function, so that a change of one is made in the other too.
   ovs       Open vSwitch in a directory of its own (Ovs)
   traffic   generators (xdp_gen, pktgen) and iperf3
   tap       a test's "ok - " and "not ok - " lines
+  uapi      the numbers of include/uapi/linux/xdp_flow.h
 
 A script finds the package through its own path: the scripts are
 started by path (`python3 .../difftest.py`), so sys.path[0] is their own
