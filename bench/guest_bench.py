@@ -62,9 +62,10 @@ import time
 import traceback
 
 from guest import flowtable, forward, latency, miss, peer, ping, rules
-from guest.common import (PIN, Context, Failed, Knobs, Output, XdpFlow,
-                          devs_del, kernel_warnings, ok, one_line,
-                          run_json, sink_load)
+from guest.common import PIN, Context, Knobs, Output, sink_load
+from xfpy.net import devs_del
+from xfpy.proc import Failed, ok, one_line, run_json
+from xfpy.xdpflow import XdpFlow, kernel_warnings
 
 SECTIONS = {"forward": forward.run_section, "latency": latency.run_section,
             "rate": rules.run_rate, "ping": ping.run_section,

@@ -39,9 +39,10 @@ flowtable, left to the stack).
 import os
 
 from benchstats import median, ratio
-from guest.common import (PIN, Failed, devs_del, ip_batch, iperf3_rounds,
-                          must, netns_del, netns_fresh, run, run_json,
-                          tcp_udp_run, udp_layer, v6_off)
+from guest.common import PIN, iperf3_rounds, tcp_udp_run
+from xfpy.net import (devs_del, ip_batch, netns_del, netns_fresh, udp_layer,
+                      v6_off)
+from xfpy.proc import Failed, must, run, run_json
 
 A, B = "xfbf_a", "xfbf_b"
 RA, RB, CA, CB = "fta0", "ftb0", "fa1", "fb1"

@@ -29,9 +29,13 @@ import os
 import time
 
 from benchstats import best, median, ratio
-from guest.common import (PIN, X, Failed, Gen, Ovs, devs_del, ethtool_stat,
-                          gro_on, ifindex, mac, must, ok, run, rule_in_hw,
-                          rule_packets, rx_packets, sink_attach, veth_pairs)
+from guest.common import PIN, sink_attach
+from xfpy.net import (devs_del, ethtool_stat, gro_on, ifindex, mac, rx_packets,
+                      veth_pairs)
+from xfpy.ovs import Ovs
+from xfpy.proc import Failed, must, ok, run
+from xfpy.tc import rule_in_hw, rule_packets
+from xfpy.traffic import X, Gen
 
 CONFIGS = ("xdp_flow", "xdp_flow_tc", "tc_flower", "ovs", "xdp_floor",
            "gen_only")
@@ -159,7 +163,7 @@ class Forward:
     def measure(self, gen, cfg):
         """One run: (pps at the sink, offered pps)."""
         s, rxd = SHORT[cfg], rx_dev(cfg)
-        g = Gen(self.k, gen, "fg_" + s, mac("fd_" + s))
+        g = Gen(self.k.xdp_gen, gen, "fg_" + s, mac("fd_" + s))
         try:
             time.sleep(self.k.warm)
             c0, t0 = rx_packets(rxd), time.monotonic()

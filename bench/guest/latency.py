@@ -17,9 +17,11 @@ import threading
 import time
 
 from benchstats import median, ratio
-from guest.common import (X, Failed, Gen, devs_del, gro_on, mac, must, run,
-                          rule_in_hw, rule_packets, rx_packets, sink_attach,
-                          veth_pairs)
+from guest.common import sink_attach
+from xfpy.net import devs_del, gro_on, mac, rx_packets, veth_pairs
+from xfpy.proc import Failed, must, run
+from xfpy.tc import rule_in_hw, rule_packets
+from xfpy.traffic import X, Gen
 
 CONFIGS = ("xdp_flow", "tc_flower")
 SHORT = {"xdp_flow": "xdp", "tc_flower": "tc"}
@@ -133,7 +135,7 @@ def setup(ctx, gens):
                  what="the prio 2 redirect")
             if cfg == "xdp_flow" and not rule_in_hw("ld_xdp", 2):
                 raise Failed("the prio 2 redirect is not in_hw")
-            gens.append(Gen(k, "xdp_gen", "lg_" + s, mac("ld_" + s),
+            gens.append(Gen(k.xdp_gen, "xdp_gen", "lg_" + s, mac("ld_" + s),
                             pps=k.lat_pps, keep="xgk%d" % len(gens)))
             ready.append(cfg)
         except Failed as e:

@@ -22,10 +22,12 @@ import sys
 import time
 
 from benchstats import best, median, ratio
-from guest.common import (Failed, Iperf3Server, devs_del, ip_batch, must,
-                          netns_fresh, netns_del, rule_in_hw, rule_packets,
-                          run, rx_packets, tcp_udp_run, udp_layer,
-                          v6_off, xdp_prog_id)
+from guest.common import tcp_udp_run
+from xfpy.net import (devs_del, ip_batch, netns_del, netns_fresh, rx_packets,
+                      udp_layer, v6_off, xdp_prog_id)
+from xfpy.proc import Failed, must, run
+from xfpy.tc import rule_in_hw, rule_packets
+from xfpy.traffic import Iperf3Server
 
 CONFIGS = ("disabled", "xdp", "tc", "auto")
 DEV, PEER, NS = "mr0", "ms0", "xfbm"

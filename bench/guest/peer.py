@@ -35,10 +35,12 @@ with a plain redirect it moves with P's.
 """
 
 from benchstats import median, ratio
-from guest.common import (Failed, XdpFlow, devs_del, ip_batch,
-                          iperf3_rounds, link_stats, must, netns_del,
-                          netns_fresh, rule_in_hw, rule_packets, run,
-                          tcp_udp_run, udp_layer, v6_off)
+from guest.common import iperf3_rounds, tcp_udp_run
+from xfpy.net import (devs_del, ip_batch, link_stats, netns_del, netns_fresh,
+                      udp_layer, v6_off)
+from xfpy.proc import Failed, must, run
+from xfpy.tc import rule_in_hw, rule_packets
+from xfpy.xdpflow import XdpFlow
 
 CT, TX = "xfbp_ct", "xfbp_tx"
 D, S, X, P = "bpd0", "bps0", "bpx0", "bpp0"

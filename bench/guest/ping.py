@@ -19,8 +19,10 @@ import os
 import re
 
 from benchstats import median, ratio
-from guest.common import (Failed, Iperf3Server, Ovs, devs_del, ip_batch,
-                          must, netns_del, ok, run, tcp_gbps, v6_off)
+from xfpy.net import devs_del, ip_batch, netns_del, v6_off
+from xfpy.ovs import Ovs
+from xfpy.proc import Failed, must, ok, run
+from xfpy.traffic import Iperf3Server, tcp_gbps
 
 MODES = ("off", "on_sw", "on", "on_xdp")
 NS = ("xfbo1", "xfbo2")

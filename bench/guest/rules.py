@@ -25,8 +25,8 @@ import tempfile
 import time
 
 from benchstats import median, ratio, value_range
-from guest.common import Failed, dev_alone, devs_del, netns_del, run, \
-    veth_pairs
+from xfpy.net import dev_alone, devs_del, netns_del, veth_pairs
+from xfpy.proc import Failed, run
 
 CONFIGS = ("tc_flower", "xdp_flow")
 

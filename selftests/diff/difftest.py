@@ -37,18 +37,23 @@ difference).
 """
 
 import argparse
-import ctypes
 import ipaddress
-import json
 import os
 import random
 import re
 import select
 import socket
 import struct
-import subprocess
 import sys
 import time
+
+# the harness shared with the benchmark: selftests/xfpy
+sys.path.append(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+
+from xfpy import proc, tc  # noqa: E402
+from xfpy.net import (devs_del, ip_batch, netns_del, setns,  # noqa: E402
+                      v6_off)
+from xfpy.xdpflow import settle_rules  # noqa: E402
 
 NS_GEN = "xfdg"
 NS_SINK = "xfds"
@@ -62,73 +67,11 @@ PACKET_AUXDATA = 8
 AUXDATA_LEN = 20        # struct tpacket_auxdata
 TP_STATUS_VLAN_VALID = 1 << 4
 TP_STATUS_VLAN_TPID_VALID = 1 << 6
-CLONE_NEWNET = 0x40000000
 
 # The ethertypes of frames this test sends; the stack side of a device is
 # watched with one socket per type (bound to a protocol, a packet socket
 # sees frames after TC ingress, where ETH_P_ALL taps see them before).
 ETH_TYPES = (0x0800, 0x86DD, 0x0806, 0x8100, 0x88A8, 0x88B5)
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-_HOME_NS = os.open("/proc/self/ns/net", os.O_RDONLY)
-
-
-XF_CLI = os.environ.get("XF_CLI") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
-    "xdp-flow", "xdp-flow")
-
-
-def settle_rules():
-    """tc returns before the helper has put a new rule into XDP (its frames
-    go to the stack until then): wait for that, so that frames meet every
-    rule where it is going to run and XDP's share is measured."""
-    if not os.path.isdir("/sys/module/xdp_flow"):
-        return
-    p = subprocess.run([XF_CLI, "wait"], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-    if p.returncode:
-        raise RuntimeError("xdp-flow wait: " + p.stderr.strip())
-
-
-def setns(name):
-    """Enters a named namespace, or (None) the one this process began in."""
-    path = "/run/netns/" + name if name else "/proc/self/fd/%d" % _HOME_NS
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        if _libc.setns(fd, CLONE_NEWNET) != 0:
-            e = ctypes.get_errno()
-            raise OSError(e, "setns %s: %s" % (path, os.strerror(e)))
-    finally:
-        os.close(fd)
-
-
-def sh(cmd, check=True, ns=None):
-    if ns:
-        cmd = ["ip", "netns", "exec", ns] + cmd
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
-    if check and p.returncode:
-        raise RuntimeError("%s: %s" % (" ".join(cmd), p.stderr.strip()))
-    return p
-
-
-def tc_batch(lines, ns=None, json_out=False, stats=False):
-    """Runs tc -force -batch; returns (stdout, stderr, rc)."""
-    cmd = ["tc"]
-    if stats:
-        cmd.append("-s")
-    if json_out:
-        cmd.append("-j")
-    cmd += ["-force", "-batch", "-"]
-    if ns:
-        cmd = ["ip", "netns", "exec", ns] + cmd
-    p = subprocess.run(cmd, input="\n".join(lines) + "\n",
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
-    return p.stdout, p.stderr, p.returncode
-
 
 # ---------------------------------------------------------------- topology
 
@@ -149,34 +92,14 @@ def lanes_of(n):
     return [Lane(i) for i in range(n)]
 
 
-def ip_batch(cmds, ns=None, check=True):
-    """Runs `ip -force -batch` (in namespace ns)."""
-    cmd = ["ip"] + (["-n", ns] if ns else []) + ["-force", "-batch", "-"]
-    p = subprocess.run(cmd, input="\n".join(cmds) + "\n", text=True,
-                       stderr=subprocess.PIPE)
-    if check and p.returncode:
-        raise RuntimeError("ip -batch: " + p.stderr)
-
-
-def no_ipv6(devs, ns=None):
-    """IPv6 off on devs (no router solicitations in the counters)."""
-    setns(ns)
-    try:
-        for d in devs:
-            with open("/proc/sys/net/ipv6/conf/%s/disable_ipv6" % d, "w") as f:
-                f.write("1")
-    finally:
-        setns(None)
-
-
 def setup(nlanes):
     """The lanes' devices, with a handful of processes: devices are
     created and set up in batches (one process per device took minutes in
     an emulated guest)."""
     cleanup(nlanes)
     for ns in (NS_GEN, NS_SINK):
-        sh(["ip", "netns", "add", ns])
-        sh(["ip", "link", "set", "lo", "up"], ns=ns)
+        proc.must("ip", "netns", "add", ns)
+        proc.must("ip", "link", "set", "lo", "up", ns=ns)
     lanes = lanes_of(nlanes)
     cmds = []
     for ln in lanes:
@@ -189,22 +112,23 @@ def setup(nlanes):
             for o, k, mac in zip(ln.out[s], ln.sink[s], MACS):
                 cmds.append("link add %s type veth peer name %s address %s "
                             "netns %s" % (o, k, mac, NS_SINK))
-    ip_batch(cmds)
+    ip_batch(cmds, force=True, check=True)
     root = [d for ln in lanes for s in "AB" for d in [ln.dev[s]] + ln.out[s]]
     gen = [ln.gen[s] for ln in lanes for s in "AB"]
     sink = [k for ln in lanes for s in "AB" for k in ln.sink[s]]
     for devs, ns in ((root, None), (gen, NS_GEN), (sink, NS_SINK)):
-        no_ipv6(devs, ns)
+        v6_off(*devs, ns=ns)
         # the root ends in one group: cleanup() deletes them in one go
         grp = " group %d" % LANE_GROUP if ns is None else ""
-        ip_batch(["link set %s up%s" % (d, grp) for d in devs], ns)
+        ip_batch(["link set %s up%s" % (d, grp) for d in devs], ns,
+                 force=True, check=True)
     # NAPI on the sink side, so that the target takes XDP frames
-    sh(["sh", "-c", "; ".join("ethtool -K %s gro on" % k for k in sink)],
-       ns=NS_SINK)
-    _, err, rc = tc_batch(["qdisc add dev %s clsact" % ln.dev[s]
-                           for ln in lanes for s in "AB"])
-    if rc:
-        raise RuntimeError("tc -batch: " + err)
+    proc.must("sh", "-c", "; ".join("ethtool -K %s gro on" % k
+                                    for k in sink), ns=NS_SINK)
+    p = tc.batch(["qdisc add dev %s clsact" % ln.dev[s]
+                  for ln in lanes for s in "AB"])
+    if p.returncode:
+        raise proc.Failed("tc -batch: " + p.stderr)
 
 
 def cleanup(nlanes):
@@ -212,14 +136,13 @@ def cleanup(nlanes):
     # unregisters them as one batch (rtnl_group_dellink()), where a request
     # per device waits for RCU grace periods each (seconds in an emulated
     # guest). The namespaces are then almost empty.
-    sh(["ip", "link", "del", "group", str(LANE_GROUP)], check=False)
-    for ns in (NS_GEN, NS_SINK):
-        sh(["ip", "netns", "del", ns], check=False)
+    proc.run("ip", "link", "del", "group", LANE_GROUP)
+    netns_del(NS_GEN, NS_SINK)
     # A device that left the group, or was made by hand: whatever is still
     # here goes now.
     left = set(os.listdir("/sys/class/net"))
-    ip_batch(["link del %s" % d for ln in lanes_of(nlanes) for s in "AB"
-              for d in [ln.dev[s]] + ln.out[s] if d in left], check=False)
+    devs_del(*(d for ln in lanes_of(nlanes) for s in "AB"
+               for d in [ln.dev[s]] + ln.out[s] if d in left))
 
 
 # ------------------------------------------------------------------ frames
@@ -847,59 +770,15 @@ class Sockets:
         return False
 
 
-class RuleStats:
-    """One rule's counters as `tc -s` shows them."""
-
-    def __init__(self, f):
-        opt = f["options"]
-        acts = opt.get("actions", [])
-        # act_csum takes no counts from drivers (it has no stats_update):
-        # with any offload its counters show only what TC ran itself.
-        # Compared without them.
-        self.acts = [(a.get("kind"), a.get("stats", {}).get("packets"),
-                      a.get("stats", {}).get("bytes"),
-                      a.get("stats", {}).get("drops"))
-                     for a in acts if a.get("kind") != "csum"]
-        self.in_hw = bool(opt.get("in_hw", False))
-        # The terminal action's share from hardware (here: XDP or the TC
-        # hook); iproute2 prints hw_packets only when it is not zero.
-        st = acts[-1].get("stats", {}) if acts else {}
-        self.packets = st.get("packets", 0) or 0
-        self.hw_packets = st.get("hw_packets", 0) or 0
-
-
 def read_stats(lanes):
-    """{(lane, side): {(chain, pref, handle): RuleStats}}"""
-    lines = []
-    for ln in lanes:
-        for s in "AB":
-            lines.append("filter show dev %s ingress" % ln.dev[s])
-    out, err, rc = tc_batch(lines, json_out=True, stats=True)
-    if rc:
-        raise RuntimeError("tc -s -j filter show: " + err)
-    dec = json.JSONDecoder()
-    arrays, pos, text = [], 0, out.strip()
-    while pos < len(text):
-        obj, n = dec.raw_decode(text, pos)
-        arrays.append(obj)
-        pos = n
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-    if len(arrays) == 1 and len(lines) > 1 and arrays[0] and \
-            isinstance(arrays[0][0], list):
-        arrays = arrays[0]
-    if len(arrays) != len(lines):
-        raise RuntimeError("tc -s -j -batch: %d outputs for %d commands" %
-                           (len(arrays), len(lines)))
+    """{(lane, side): {(chain, pref, handle): tc.RuleStats}}"""
+    sides = [(ln, s) for ln in lanes for s in "AB"]
+    devs = [ln.dev[s] for ln, s in sides]
     res = {}
-    for (ln, s), arr in zip([(ln, s) for ln in lanes for s in "AB"], arrays):
-        st = {}
-        for f in arr:
-            if not f.get("options"):
-                continue
-            key = (f.get("chain", 0), f["pref"], f["options"].get("handle"))
-            st[key] = RuleStats(f)
-        res[(ln.i, s)] = st
+    for (ln, s), rules in zip(sides, tc.filters_of(devs)):
+        res[(ln.i, s)] = {(f.get("chain", 0), f["pref"],
+                           f["options"].get("handle")): tc.RuleStats(f)
+                          for f in rules}
     return res
 
 
@@ -1075,7 +954,7 @@ def run(args):
     vocab = set(args.vocab.split(",")) if args.vocab else set()
     if args.enable:
         for ln in lanes:
-            sh(args.enable.format(dev=ln.dev["A"]).split())
+            proc.must(*args.enable.format(dev=ln.dev["A"]).split())
     socks = Sockets(lanes)
     ncases = ndiff = 0
     fid = 0
@@ -1101,9 +980,9 @@ def run(args):
                 lines += ["qdisc del dev %s clsact" % d,
                           "qdisc add dev %s clsact" % d]
         ph.done("draw and compare")
-        out, err, rc = tc_batch(lines)
-        if rc:
-            raise RuntimeError("resetting clsact: " + err)
+        p = tc.batch(lines)
+        if p.returncode:
+            raise proc.Failed("resetting clsact: " + p.stderr)
         ph.done("new clsact")
         seen = {}
         frame_case = {}
@@ -1128,7 +1007,7 @@ def run(args):
             # which commands tc refused must be the same on both sides
             failed = set()
             if cmds:
-                _, err, _ = tc_batch(cmds)
+                err = tc.batch(cmds).stderr
                 for m in re.finditer(r"Command failed -:(\d+)", err):
                     failed.add(int(m.group(1)) - 1)
                 settle_rules()

@@ -21,12 +21,16 @@ failed.
 import json
 import os
 import random
-import subprocess
 import struct
 import sys
 
+# difftest puts selftests/ on sys.path, for xfpy
 import difftest as dt
 import oracle
+import xfpy.tc
+from xfpy import xdpflow
+from xfpy.proc import run
+from xfpy.tap import Tap
 
 
 def base(kind):
@@ -230,21 +234,16 @@ ACTION_CASES = [
 
 
 def tc(*args):
-    return subprocess.run(["tc"] + list(args), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+    return run("tc", *args)
 
 
 def rule_states(dev, key):
     """{key(filter, options): (in_hw, packets, hw_packets)} of the rules on
     dev, in tc's order; packets and hw_packets of the last action."""
-    p = tc("-s", "-j", "filter", "show", "dev", dev, "ingress")
     res = {}
-    for f in json.loads(p.stdout or "[]"):
-        opt = f.get("options")
-        if opt:
-            st = opt["actions"][-1].get("stats", {})
-            res[key(f, opt)] = (opt.get("in_hw", False), st.get("packets"),
-                                st.get("hw_packets", 0))
+    for f in xfpy.tc.filters(dev):
+        rs = xfpy.tc.RuleStats(f)
+        res[key(f, f["options"])] = (rs.in_hw, rs.packets, rs.hw_packets)
     return res
 
 
@@ -271,7 +270,7 @@ class Rig:
         self.ln = dt.lanes_of(1)[0]
         self.socks = dt.Sockets([self.ln])
         self.fid = 0x7f000000
-        self.failed = 0
+        self.tap = Tap()
 
     def reset(self, side="A"):
         dev = self.ln.dev[side]
@@ -300,19 +299,11 @@ class Rig:
 
     def send(self, side, frames):
         seen = {}
-        dt.settle_rules()
+        xdpflow.settle_rules()
         for _, b in frames:
             self.socks.send[(0, side)].send(b)
         self.socks.drain(100, 10, seen)
         return seen
-
-    def report(self, name, why, ok_msg):
-        if why:
-            self.failed += 1
-            print("not ok - %s # %s" % (name, why))
-        else:
-            print("ok - %s: %s" % (name, ok_msg))
-        sys.stdout.flush()
 
 
 def check_out(seen, fid, side, want, want_bytes, sent):
@@ -341,8 +332,7 @@ def shown_ranges(dev, matches):
             if k.endswith("_port") and "-" in v]
     if not want:
         return None
-    p = subprocess.run([XDP_FLOW, "show", "dev", dev], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
+    p = run(XDP_FLOW, "show", "dev", dev)
     lines = [ln.strip() for ln in p.stdout.splitlines()]
     missing = [x for x in want if x not in lines]
     return "xdp-flow show lacks %s: %r" % (missing, p.stdout) if missing \
@@ -373,12 +363,12 @@ def match_case(rig, name, kind, proto, matches, hit, miss):
                                    b if want == "o1" else as_stack(b), b)
     why = why or hw_counted(dev)
     why = why or shown_ranges(dev, matches)
-    rig.report("%s: %s" % (name, matches), why,
-               "'%s' redirects the matching frame in XDP, the other goes "
-               "up the stack" % matches)
+    rig.tap.line("%s: %s" % (name, matches), why,
+                 "'%s' redirects the matching frame in XDP, the other goes "
+                 "up the stack" % matches)
 
 
-XDP_FLOW = dt.XF_CLI
+XDP_FLOW = xdpflow.cli()
 
 
 def squash(kinds):
@@ -390,9 +380,7 @@ def squash(kinds):
 
 def shown_kinds(dev):
     """The action kinds `xdp-flow show` prints for the rule on dev."""
-    p = subprocess.run([XDP_FLOW, "-j", "show", "dev", dev],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
+    p = run(XDP_FLOW, "-j", "show", "dev", dev)
     try:
         rules = json.loads(p.stdout)
     except ValueError:
@@ -448,15 +436,14 @@ def action_case(rig, name, kind, proto, matches, actions, change, ops):
             else:
                 why = check_out(seen_a, fid, "A", want[0][0], want[0][1], b)
         rig.reset("B")
-        rig.report(name, why, "not offloaded, the frame handled as by TC "
-                   "(%s)" % (want[0][0] if not why else ""))
+        rig.tap.line(name, why, "not offloaded, the frame handled as by TC "
+                     "(%s)" % (want[0][0] if not why else ""))
         return
     try:
         out, why_out = expected_frame(b, ops, actions)
     except ImportError as e:
-        print("ok - %s # SKIP python3-scapy, which computes the expected "
-              "frame, cannot be imported: %s" % (name, e))
-        sys.stdout.flush()
+        rig.tap.skip(name, "python3-scapy, which computes the expected "
+                     "frame, cannot be imported: %s" % e)
         return
     why = why or why_out
     if not why and (not st or not st[0]):
@@ -468,8 +455,8 @@ def action_case(rig, name, kind, proto, matches, actions, change, ops):
         seen = rig.send("A", [(fid, b)])
         why = check_out(seen, fid, "A", "o1", out, b)
     why = why or hw_counted(dev)
-    rig.report(name, why, "offloaded, the expected frame out of the target, "
-               "1 hardware packet")
+    rig.tap.line(name, why, "offloaded, the expected frame out of the target, "
+                 "1 hardware packet")
 
 
 def goto_case(rig):
@@ -497,8 +484,8 @@ def goto_case(rig):
                   "%s" % (st, want)
     if not why and sorted(shown_kinds(dev)) != [["goto"], ["redirect"]]:
         why = "xdp-flow show has actions %s" % (shown_kinds(dev),)
-    rig.report("goto chain", why, "chain 0 to chain 1 in XDP, both rules "
-               "counted; a miss in chain 1 goes to TC")
+    rig.tap.line("goto chain", why, "chain 0 to chain 1 in XDP, both rules "
+                 "counted; a miss in chain 1 goes to TC")
 
 
 def range_overlap_case(rig):
@@ -535,9 +522,9 @@ def range_overlap_case(rig):
         if st.get(1) != (True, 2, 1) or (st.get(2) or (0, 0))[1] != 1:
             why = "counters (in_hw, packets, hw_packets) %s, not 1: (True, " \
                   "2, 1), 2: 1 packet" % (st,)
-    rig.report("overlapping port ranges in one prio", why,
-               "the later rule stays in software, the overlap goes to TC "
-               "and takes the first rule")
+    rig.tap.line("overlapping port ranges in one prio", why,
+                 "the later rule stays in software, the overlap goes to TC "
+                 "and takes the first rule")
 
 
 # Refused: the actions and matches XDP cannot do exactly, each with the
@@ -573,8 +560,8 @@ def refused_case(rig, proto, matches, actions, phrase):
     name = "refused: %s%s" % (matches + " " if matches else "",
                                actions.split(" pipe")[0].format(o="DEV"))
     if p.returncode:
-        print("ok - %s # SKIP tc cannot add it here: %s" %
-              (name, p.stderr.strip().splitlines()[-1:]))
+        rig.tap.skip(name, "tc cannot add it here: %s" %
+                     (p.stderr.strip().splitlines()[-1:],))
         return
     st = rule_state(dev)
     why = None
@@ -582,9 +569,9 @@ def refused_case(rig, proto, matches, actions, phrase):
         why = "the rule is in_hw: %s" % (st,)
     elif phrase and "xdp_flow: cannot offload " + phrase not in p.stderr:
         why = "tc printed %r, not xdp_flow's reason (%s)" % (p.stderr, phrase)
-    rig.report(name, why, "not offloaded%s" %
-               (", tc says 'xdp_flow: cannot offload %s'" % phrase
-                if phrase else ""))
+    rig.tap.line(name, why, "not offloaded%s" %
+                 (", tc says 'xdp_flow: cannot offload %s'" % phrase
+                  if phrase else ""))
 
 
 def pass_case(rig):
@@ -613,8 +600,8 @@ def pass_case(rig):
         if st != want:
             why = "counters (in_hw, packets, hw_packets) %s, not %s" % (st,
                                                                        want)
-    rig.report("action pass (gact ok)", why, "in_hw; the frame goes up the "
-               "stack, counted by TC, ahead of a later redirect")
+    rig.tap.line("action pass (gact ok)", why, "in_hw; the frame goes up the "
+                 "stack, counted by TC, ahead of a later redirect")
 
 
 def main():
@@ -629,7 +616,7 @@ def main():
     for case in REFUSED:
         refused_case(rig, *case)
     rig.reset()
-    return 1 if rig.failed else 0
+    return 1 if rig.tap.failed else 0
 
 
 if __name__ == "__main__":

@@ -20,17 +20,22 @@ CAP_NET_ADMIN: only the module's own checks stand in its way.
         "reply": "ENOTSUP"|"ok"|...}
 
 Every number of the protocol (family, commands, attributes, ABI version)
-is read from include/uapi/linux/xdp_flow.h, the one definition of it.
+is read from include/uapi/linux/xdp_flow.h, the one definition of it
+(selftests/xfpy/uapi.py).
 """
 
 import argparse
 import errno
 import json
 import os
-import re
 import socket
 import struct
 import sys
+
+# the harness the tests share: selftests/xfpy
+sys.path.append(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+
+from xfpy import uapi  # noqa: E402
 
 
 def import_pyroute2_netlink():
@@ -62,52 +67,10 @@ import_pyroute2_netlink()
 from pyroute2.netlink import NLM_F_ACK, NLM_F_REQUEST, genlmsg  # noqa: E402
 from pyroute2.netlink.generic import GenericNetlinkSocket  # noqa: E402
 
-ROOT = os.environ.get("XF_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-HEADER = os.path.join(ROOT, "include", "uapi", "linux", "xdp_flow.h")
-
-
-def parse_header(path):
-    """The enums and defines of the uapi header that the protocol needs."""
-    text = open(path).read()
-    # no comments: they may contain commas and braces
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    text = re.sub(r"//[^\n]*", "", text)
-
-    def enum(name):
-        m = re.search(r"enum\s+%s\s*\{(.*?)\}" % name, text, re.S)
-        if not m:
-            sys.exit("impostor: no enum %s in %s" % (name, path))
-        vals, nxt = {}, 0
-        for item in m.group(1).split(","):
-            item = item.strip()
-            if not item:
-                continue
-            if "=" in item:
-                k, v = (s.strip() for s in item.split("=", 1))
-                nxt = int(v, 0)
-            else:
-                k = item
-            vals[k] = nxt
-            nxt += 1
-        return vals
-
-    def define(name):
-        m = re.search(r"#define\s+%s\s+(\S+)" % name, text)
-        if not m:
-            sys.exit("impostor: no #define %s in %s" % (name, path))
-        return m.group(1).strip('"')
-
-    return {
-        "cmd": enum("xdp_flow_cmd"),
-        "attr": enum("xdp_flow_attr"),
-        "abi": int(define("XDP_FLOW_ABI_VERSION"), 0),
-        "genl_version": int(define("XDP_FLOW_GENL_VERSION"), 0),
-        "family": define("XDP_FLOW_GENL_NAME"),
-    }
-
-
-P = parse_header(HEADER)
+try:
+    P = uapi.parse_header()
+except uapi.HeaderError as e:
+    sys.exit("impostor: %s" % e)
 CMD = P["cmd"]
 ATTR = P["attr"]
 

@@ -32,9 +32,11 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "diff"))
 
+# difftest puts selftests/ on sys.path, for xfpy
 import difftest as dt  # noqa: E402
 import oracle  # noqa: E402
 import targeted as tg  # noqa: E402
+from xfpy.tap import Tap  # noqa: E402
 
 # oracle.py's pedit fields as difftest.Frame's attributes
 BUILDER_FIELDS = {
@@ -101,21 +103,6 @@ def disagreement(got, want):
               min(len(got), len(want)))
     return ("oracle %s, builder %s: %d and %d bytes, first difference at "
             "byte %d" % (got.hex(), want.hex(), len(got), len(want), at))
-
-
-class Report:
-    def __init__(self):
-        self.ok = 0
-        self.failed = 0
-
-    def line(self, name, why, ok_msg=""):
-        if why:
-            self.failed += 1
-            print("not ok - %s # %s" % (name, why))
-        else:
-            self.ok += 1
-            print("ok - %s%s" % (name, ": " + ok_msg if ok_msg else ""))
-        sys.stdout.flush()
 
 
 def check_case(fid, kind, actions, change, ops):
@@ -224,10 +211,10 @@ def main():
     try:
         oracle.scapy()
     except ImportError as e:
-        print("ok - expected frames: oracle against builder # SKIP "
-              "python3-scapy cannot be imported: %s" % e)
+        Tap().skip("expected frames: oracle against builder",
+                   "python3-scapy cannot be imported: %s" % e)
         return 4
-    rep = Report()
+    rep = Tap()
     fid = 0x7f000001
     refused = 0
     for name, kind, _, _, actions, change, ops in tg.ACTION_CASES:
