@@ -25,20 +25,21 @@ N=20
 
 xf_test_begin
 
-# peer_txoff: veth_a's tx-vlan-offload and tx-checksumming, "on on" by
-# default; a feature ethtool cannot change reads "off[fixed]".
+# peer_txoff: veth_a's tx-vlan-offload and tx-checksum-ip-generic (the
+# checksum offload veth has), "on on" by default; a feature ethtool cannot
+# change reads "off[fixed]" (tx-checksumming, the group, never says fixed).
 peer_txoff()
 {
 	ip netns exec xfa ethtool -k veth_a |
 		awk '/^tx-vlan-offload:/ { v = $2 $3 }
-		     /^tx-checksumming:/ { c = $2 $3 }
+		     /^\ttx-checksum-ip-generic:/ { c = $2 $3 }
 		     END { print v, c }'
 }
 
 # Tagged traffic from xfa to 10.0.3.1 leaves by veth_a.5 (VLAN 5).
 RET=0
 [ "$(peer_txoff)" = "on on" ]
-check_err $? "veth_a starts with tx-vlan-offload, tx-checksumming '$(peer_txoff)', not 'on on'"
+check_err $? "veth_a starts with tx-vlan-offload, tx-checksum-ip-generic '$(peer_txoff)', not 'on on'"
 ip netns exec xfa ip -batch - <<EOF
 link add link veth_a name veth_a.5 type vlan id 5
 addr add 10.0.5.1/24 dev veth_a.5
@@ -49,7 +50,7 @@ EOF
 check_err $? "cannot set up veth_a.5 in xfa"
 xf_check_enable_xfv0
 [ "$(peer_txoff)" = "off[fixed] off[fixed]" ]
-check_err $? "veth_a has tx-vlan-offload, tx-checksumming '$(peer_txoff)' with offload enabled on xfv0, not fixed off"
+check_err $? "veth_a has tx-vlan-offload, tx-checksum-ip-generic '$(peer_txoff)' with offload enabled on xfv0, not fixed off"
 log_test "enabling offload on xfv0 turns tx-vlan-offload and tx-checksumming off on its peer, fixed"
 
 # A protocol ip rule: TC does not run it for tagged frames.
@@ -80,7 +81,7 @@ log_test "vlan_id 5 vlan_ethtype ip: in_hw on xfv0, $N tagged frames popped and 
 RET=0
 ip netns exec xfa ethtool -K veth_a txvlan on tx on >/dev/null 2>&1
 [ "$(peer_txoff)" = "off[fixed] off[fixed]" ]
-check_err $? "veth_a has tx-vlan-offload, tx-checksumming '$(peer_txoff)' after ethtool -K txvlan on tx on"
+check_err $? "veth_a has tx-vlan-offload, tx-checksum-ip-generic '$(peer_txoff)' after ethtool -K txvlan on tx on"
 send_expect xfa 10.0.3.1 $N -- hw:xfv0/2=$((2 * N))
 log_test "ethtool -K txvlan on tx on on the peer is refused while offload is enabled"
 
@@ -88,7 +89,7 @@ RET=0
 "$XF_CLI" disable dev xfv0
 check_err $? "xdp-flow disable dev xfv0 failed"
 [ "$(peer_txoff)" = "on on" ]
-check_err $? "veth_a has tx-vlan-offload, tx-checksumming '$(peer_txoff)' after disable, not 'on on'"
+check_err $? "veth_a has tx-vlan-offload, tx-checksum-ip-generic '$(peer_txoff)' after disable, not 'on on'"
 log_test "disabling offload on xfv0 gives its peer tx-vlan-offload and tx-checksumming back"
 
 exit $EXIT_STATUS
