@@ -210,13 +210,17 @@ fi
 # tcx) runs on the first such kernel of the run only: the others run the
 # xdp hook where their tests name it, and 6.1 all of them with it.
 #
-# XF_LANES guests run at once (default 3: all of them). An emulated guest
-# keeps one host CPU busy about two thirds of the time (its tests are
-# mostly shell scripts, one step after the other, and wait for timers and
-# the 9p file system), so on this 2-CPU machine three guests side by side
-# take about as long as the slowest alone, not as long as all three in a
-# row. Each guest's lines are shown as they come, prefixed with its
-# series; the results are recorded in the order of XF_SERIES.
+# XF_LANES guests run at once (default 3: all of them). A guest's tests
+# are shell scripts, one step after the other: alone, an emulated guest
+# kept this 2-CPU machine 34 to 46% busy. Side by side, each guest's CPUs
+# are emulated on one host thread (XF_GUEST_THREADS=single in
+# selftests/vm/run-guest.sh): with a thread per guest CPU, three guests'
+# six threads on two CPUs waited for each other and each guest took 2.7
+# times as long as alone; with one thread each, 1.8 times (test_10 to
+# test_18, 6 December), so three kernels take about 60% of the time they
+# take one after the other. Each guest's lines are shown as they come,
+# prefixed with its series; the results are recorded in the order of
+# XF_SERIES.
 
 # guest_job <series> <share> <hook pass>: boot one guest; its output goes
 # to .cache/results/<series>.log, its exit status to <that>.rc.
@@ -224,7 +228,7 @@ guest_job()
 {
 	local s=$1 log=$RESULTS/$1.log
 
-	XF_SHARE=$2 XF_HOOK_PASS=$3 \
+	XF_SHARE=$2 XF_HOOK_PASS=$3 XF_GUEST_THREADS=$threads \
 		bash selftests/vm/run-guest.sh "$s" selftests/guest/run.sh \
 		</dev/null 2>&1 | tr -d '\r' | tee "$log" | sed -u "s/^/[$s] /"
 	echo "${PIPESTATUS[0]}" >"$log.rc"
@@ -250,6 +254,8 @@ guest_result()
 n_series=$(echo $SERIES | wc -w)
 lanes=${XF_LANES:-3}
 [[ "$lanes" =~ ^[1-9][0-9]*$ ]] || lanes=3
+threads=${XF_GUEST_THREADS:-multi}
+[ "$lanes" -gt 1 ] && [ "$n_series" -gt 1 ] && threads=${XF_GUEST_THREADS:-single}
 k=0
 tcx_done=0
 running=0

@@ -16,6 +16,10 @@
 #                        28800 for the patched kernel)
 #      XF_GUEST_MEM      guest memory (default 2G)
 #      XF_GUEST_CPUS     guest CPUs (default 2)
+#      XF_GUEST_THREADS  multi (default): QEMU emulates each guest CPU on
+#                        a host thread of its own; single: all of them on
+#                        one (selftests/run.sh's choice when it boots
+#                        guests side by side)
 #      XF_VNG_OPTS       extra vng options (word-split)
 #      XF_RESULTS        results folder shared with the guest
 #      XF_GUEST_CACHE    1 (default): the guest reads /usr through a cache
@@ -113,6 +117,11 @@ default_timeout=3300
 timeout_s=${XF_GUEST_TIMEOUT:-$default_timeout}
 # shellcheck disable=SC2206
 extra=(${XF_VNG_OPTS:-})
+case ${XF_GUEST_THREADS:-multi} in
+multi) ;;
+single) extra+=(--qemu-opt=-accel --qemu-opt=tcg,thread=single) ;;
+*) echo "run-guest: XF_GUEST_THREADS is multi or single" >&2; exit 2 ;;
+esac
 # The patched kernel boots with 4-level paging. QEMU's "-cpu max" offers
 # LA57, and while the boot CPU's features are detected again
 # (identify_cpu() clears them, so pgtable_l5_enabled() is false for a
