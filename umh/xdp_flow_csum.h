@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xdp_flow datapath: TC's csum action at the XDP hook, whole checksums
- * summed again over the frame.
+ * xdp_flow datapath: the csum action at the XDP hook, as TC's act_csum
+ * does it: whole checksums summed again over the frame, in a scratch map
+ * of their own. The TC hook leaves the action to TC.
  *
  * May use: xdp_flow_parse.h (the layout of the frame).
  */

@@ -1,59 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xdp_flow datapath: nftables flowtables, the software path's checks and
- * its NAT and routing rewrites.
+ * xdp_flow datapath: nftables flowtables. A flowtable's rule (FT_ROUTE
+ * first) forwards as the software path does
+ * (net/netfilter/nf_flow_table_ip.c): the frames that path leaves to the
+ * stack go there untouched (ft_route_check(), ft_conn_ended()), and the
+ * rewrites (ft_route(), ft_ports(), ft_addr()) update the checksums as it
+ * does, through the context layer, at either hook.
  *
- * May use: xdp_flow_parse.h, xdp_flow_maps.h.
+ * May use: xdp_flow_ctx.h, xdp_flow_parse.h, xdp_flow_maps.h.
  */
 #ifndef _XDP_FLOW_FLOWTABLE_H
 #define _XDP_FLOW_FLOWTABLE_H
 
+#include "xdp_flow_ctx.h"
 #include "xdp_flow_parse.h"
 #include "xdp_flow_maps.h"
-
-/* ------------------------------------------------- nftables flowtables
- *
- * A flowtable's rule (FT_ROUTE first) forwards as the software path does
- * (net/netfilter/nf_flow_table_ip.c): the frames it leaves to the stack go
- * there untouched, and the checksums are updated incrementally with the
- * kernel's own arithmetic (include/net/checksum.h) on the same values, so
- * that a rewritten frame carries the checksum the software path writes,
- * a wrong one included. XDP frames carry no CHECKSUM_PARTIAL state; the
- * TC hook hands the updates to the kernel's helpers, which know it.
- */
-static __always_inline __u32 k_csum_add(__u32 a, __u32 b)
-{
-	__u32 r = a + b;
-
-	return r + (r < b);
-}
-
-static __always_inline __u16 k_csum_fold(__u32 s)
-{
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (__u16)~s;
-}
-
-/* csum_replace4(), and inet_proto_csum_replace4() without CHECKSUM_PARTIAL */
-static __always_inline __u16 k_csum_replace4(__u16 sum, __u32 from, __u32 to)
-{
-	return k_csum_fold(k_csum_add(k_csum_add(~(__u32)sum, ~from), to));
-}
-
-/* inet_proto_csum_replace16() without CHECKSUM_PARTIAL */
-static __always_inline __u16 k_csum_replace16(__u16 sum, const __u32 *from,
-					      const __u32 *to)
-{
-	__u64 s = (__u32)~(__u32)sum;
-	int i;
-
-	for (i = 0; i < 4; i++)
-		s += (__u32)~from[i] + (__u64)to[i];
-	s = (s & 0xffffffff) + (s >> 32);
-	s = (s & 0xffffffff) + (s >> 32);
-	return k_csum_fold(s);
-}
 
 /* Would the software path leave the frame to the stack? 1 if so.
  * @gso_size: the TC hook's skb's, 0 in XDP.
@@ -125,91 +86,64 @@ static __always_inline __u32 ft_l4_check_off(const struct edit_layout *l)
 			   __builtin_offsetof(struct udphdr, check));
 }
 
-/* FT_ROUTE: the Ethernet addresses, then ip_decrease_ttl(). */
-__noinline int xdp_flow_ft_route(struct xdp_md *ctx,
-				 const struct edit_layout *l,
-				 const struct xdp_flow_action *a)
-{
-	void *data, *data_end;
+_Static_assert(__builtin_offsetof(struct xdp_flow_action, ft_route.eth_src) ==
+	       __builtin_offsetof(struct xdp_flow_action, ft_route.eth_dst) +
+	       ETH_ALEN, "ft_route() writes both addresses at once");
 
-	if (!ctx || !l || !a)
-		return -1;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	if (data + ETH_ALEN * 2 > data_end)
-		return -1;
-	__builtin_memcpy(data, a->ft_route.eth_dst, ETH_ALEN);
-	__builtin_memcpy(data + ETH_ALEN, a->ft_route.eth_src, ETH_ALEN);
-	if (l->proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *iph = data + (l->noff & 0xff);
-		__u32 check;
-
-		if ((void *)(iph + 1) > data_end)
-			return -1;
-		check = (__u16)iph->check;
-		check += (__u16)bpf_htons(0x0100);
-		iph->check = (__u16)(check + (check >= 0xffff));
-		iph->ttl--;
-	} else {
-		struct ipv6hdr *ip6h = data + (l->noff & 0xff);
-
-		if ((void *)(ip6h + 1) > data_end)
-			return -1;
-		ip6h->hop_limit--;
-	}
-	return 0;
-}
-
-/*
- * The transport checksum's update for a rewrite, as the software path
- * makes it: TCP always, UDP unless it carries no checksum (0), and a UDP
- * result of 0 is sent as CSUM_MANGLED_0.
+/* FT_ROUTE: the Ethernet addresses, then ip_decrease_ttl() or the hop
+ * limit's. Returns 0, or -1 when it failed half-way.
  */
-static __always_inline int ft_l4_csum(struct xdp_md *ctx,
-				      const struct edit_layout *l,
-				      const __u32 *from, const __u32 *to,
-				      int words)
+static __always_inline int ft_route(void *ctx, const enum xf_hook hook,
+				    const struct edit_layout *l,
+				    const struct xdp_flow_action *a)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	__u16 *check = data + (ft_l4_check_off(l) & 0xfff);
+	__u8 ttl = l->ttl - 1;
+	__u16 check;
+	__u32 sum;
 
-	if ((void *)(check + 1) > data_end)
+	if (ctx_store(ctx, hook, 0, a->ft_route.eth_dst, ETH_ALEN * 2))
 		return -1;
-	if (l->l4proto == IPPROTO_UDP && !*check)
-		return 0;
-	*check = words == 4 ? k_csum_replace16(*check, from, to) :
-			      k_csum_replace4(*check, from[0], to[0]);
-	if (l->l4proto == IPPROTO_UDP && !*check)
-		*check = 0xffff;
+	if (l->proto == bpf_htons(ETH_P_IPV6))
+		return ctx_store(ctx, hook, l->noff +
+				 __builtin_offsetof(struct ipv6hdr, hop_limit),
+				 &ttl, 1);
+	if (ctx_load(ctx, hook, l->noff +
+		     __builtin_offsetof(struct iphdr, check), &check, 2))
+		return -1;
+	sum = check;
+	sum += (__u16)bpf_htons(0x0100);
+	check = sum + (sum >= 0xffff);
+	if (ctx_store(ctx, hook, l->noff +
+		      __builtin_offsetof(struct iphdr, check), &check, 2) ||
+	    ctx_store(ctx, hook, l->noff +
+		      __builtin_offsetof(struct iphdr, ttl), &ttl, 1))
+		return -1;
 	return 0;
 }
 
-/* FT_PORTS: nf_flow_snat_port() and nf_flow_dnat_port(). */
-__noinline int xdp_flow_ft_ports(struct xdp_md *ctx,
-				 const struct edit_layout *l,
-				 const struct xdp_flow_action *a)
+/* FT_PORTS: nf_flow_snat_port() and nf_flow_dnat_port(); the ports are
+ * not in the pseudo header.
+ */
+static __always_inline int ft_ports(void *ctx, const enum xf_hook hook,
+				    const struct edit_layout *l,
+				    const struct xdp_flow_action *a)
 {
-	void *data, *data_end;
-	__be16 *ports;
+	__be16 old, new;
 	__u32 from, to;
 	int i;
 
-	if (!ctx || !l || !a)
-		return -1;
 	for (i = 0; i < 2; i++) {
 		if (!(a->ft_ports.which & (i ? XDP_FLOW_FT_DPORT :
 					       XDP_FLOW_FT_SPORT)))
 			continue;
-		data = (void *)(long)ctx->data;
-		data_end = (void *)(long)ctx->data_end;
-		ports = data + (l->l4off & 0xfff);
-		if ((void *)(ports + 2) > data_end)
+		new = i ? a->ft_ports.dst : a->ft_ports.src;
+		if (ctx_load(ctx, hook, l->l4off + i * 2, &old, 2) ||
+		    ctx_store(ctx, hook, l->l4off + i * 2, &new, 2))
 			return -1;
-		from = (__u16)ports[i];
-		to = (__u16)(i ? a->ft_ports.dst : a->ft_ports.src);
-		ports[i] = (__be16)to;
-		if (ft_l4_csum(ctx, l, &from, &to, 1))
+		from = old;
+		to = new;
+		if (ctx_l4_csum(ctx, hook, ft_l4_check_off(l),
+				l->l4proto == IPPROTO_UDP, &from, &to, 2, 0))
 			return -1;
 	}
 	return 0;
@@ -218,42 +152,66 @@ __noinline int xdp_flow_ft_ports(struct xdp_md *ctx,
 /* FT_SRC_ADDR, FT_DST_ADDR: nf_flow_snat_ip() and nf_flow_dnat_ip(), or
  * their IPv6 twins.
  */
-__noinline int xdp_flow_ft_addr(struct xdp_md *ctx,
-				const struct edit_layout *l,
-				const struct xdp_flow_action *a)
+static __always_inline int ft_addr(void *ctx, const enum xf_hook hook,
+				   const struct edit_layout *l,
+				   const struct xdp_flow_action *a)
 {
-	void *data, *data_end;
-	__u32 from[4], to[4];
-	int dst;
+	int dst = a->id == XDP_FLOW_ACTION_FT_DST_ADDR;
+	int udp = l->l4proto == IPPROTO_UDP;
+	__u32 from[4], to[4], off;
 
-	if (!ctx || !l || !a)
-		return -1;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	dst = a->id == XDP_FLOW_ACTION_FT_DST_ADDR;
 	__builtin_memcpy(to, a->ft_addr, sizeof(to));
 	if (l->proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *iph = data + (l->noff & 0xff);
-		__be32 *addr;
-
-		if ((void *)(iph + 1) > data_end)
+		off = l->noff + (dst ?
+			__builtin_offsetof(struct iphdr, daddr) :
+			__builtin_offsetof(struct iphdr, saddr));
+		if (ctx_load(ctx, hook, off, from, 4) ||
+		    ctx_store(ctx, hook, off, to, 4) ||
+		    ctx_l3_csum(ctx, hook, l->noff +
+				__builtin_offsetof(struct iphdr, check),
+				from[0], to[0]) ||
+		    ctx_l4_csum(ctx, hook, ft_l4_check_off(l), udp, from, to,
+				4, BPF_F_PSEUDO_HDR))
 			return -1;
-		addr = dst ? &iph->daddr : &iph->saddr;
-		from[0] = *addr;
-		*addr = to[0];
-		iph->check = k_csum_replace4(iph->check, from[0], to[0]);
-		return ft_l4_csum(ctx, l, from, to, 1);
-	} else {
-		struct ipv6hdr *ip6h = data + (l->noff & 0xff);
-		void *addr;
-
-		if ((void *)(ip6h + 1) > data_end)
-			return -1;
-		addr = dst ? (void *)&ip6h->daddr : (void *)&ip6h->saddr;
-		__builtin_memcpy(from, addr, sizeof(from));
-		__builtin_memcpy(addr, to, sizeof(to));
-		return ft_l4_csum(ctx, l, from, to, 4);
+		return 0;
 	}
+	off = l->noff + (dst ? __builtin_offsetof(struct ipv6hdr, daddr) :
+			       __builtin_offsetof(struct ipv6hdr, saddr));
+	if (ctx_load(ctx, hook, off, from, 16) ||
+	    ctx_store(ctx, hook, off, to, 16) ||
+	    ctx_l4_csum(ctx, hook, ft_l4_check_off(l), udp, from, to, 16,
+			BPF_F_PSEUDO_HDR))
+		return -1;
+	return 0;
+}
+
+/*
+ * A flowtable's rewrite @a (FT_ROUTE, FT_PORTS, FT_SRC_ADDR or
+ * FT_DST_ADDR) at @hook: 0, or -1 when it failed half-way.
+ */
+static __always_inline int ft_act(void *ctx, const enum xf_hook hook,
+				  const struct edit_layout *l,
+				  const struct xdp_flow_action *a)
+{
+	if (a->id == XDP_FLOW_ACTION_FT_ROUTE)
+		return ft_route(ctx, hook, l, a);
+	if (a->id == XDP_FLOW_ACTION_FT_PORTS)
+		return ft_ports(ctx, hook, l, a);
+	return ft_addr(ctx, hook, l, a);
+}
+
+/*
+ * ft_act() at the XDP hook, as a global function: its addresses and
+ * checksum words stay out of the frame of xdp_flow_act(), whose other
+ * calls (the csum action's) go deeper, and the verifier allows 512 bytes
+ * of stack for a whole chain of calls.
+ */
+__noinline int xdp_flow_ft_act(struct xdp_md *ctx, const struct edit_layout *l,
+			       const struct xdp_flow_action *a)
+{
+	if (!ctx || !l || !a)
+		return -1;
+	return ft_act(ctx, XF_XDP, l, a);
 }
 
 #endif /* _XDP_FLOW_FLOWTABLE_H */

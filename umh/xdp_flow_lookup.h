@@ -3,7 +3,7 @@
  * xdp_flow datapath: which rule TC would run for a key. The flow table's
  * buckets, the tuple-space search over the mask list, the exact-match
  * cache in front of it, and the goto chain and the gate on top
- * (flow_decide(), the core both hooks share).
+ * (flow_decide()).
  *
  * May use: xdp_flow_parse.h (the key's words), xdp_flow_maps.h.
  */
@@ -505,8 +505,8 @@ static __always_inline int flow_step(struct xdp_flow_key *key, __u64 h,
 }
 
 /*
- * The core both hooks share: finds the rule TC would run for @key,
- * following goto chains. Returns XDP_DROP or XDP_REDIRECT for the hook to
+ * Finds the rule TC would run for @key, following goto chains (for
+ * flow_run(), which both hooks run). Returns XDP_DROP or XDP_REDIRECT for the hook to
  * carry out (then count, with flow_count()), or XDP_PASS: the frame goes
  * to TC (a miss, a pass action, a rule TC executes itself).
  */

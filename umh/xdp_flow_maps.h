@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xdp_flow datapath: the maps the helper and the module share with the
- * program (xdp_flow_dp.h says what each holds), and what is frozen into
- * .rodata at load.
+ * xdp_flow datapath: the maps the program keeps its tables in
+ * (xdp_flow_dp.h says what each holds, as the helper sees it too), and
+ * what is frozen into .rodata at load. The csum action's scratch buffer
+ * is xdp_flow_csum.h's.
  *
  * May use: xdp_flow_dp.h.
  */

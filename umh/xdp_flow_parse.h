@@ -469,7 +469,7 @@ static __always_inline int edit_layout(void *data, void *data_end,
 		if (is_vlan(proto))
 			return -1;
 	}
-	/* Only a flowtable's rule edits a PPPoE frame (xdp_flow_edit()). */
+	/* Only a flowtable's rule edits a PPPoE frame (edit()). */
 	if (proto == bpf_htons(ETH_P_PPP_SES)) {
 		struct pppoe_ses *ps = data + noff;
 

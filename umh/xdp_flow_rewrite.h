@@ -1,19 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xdp_flow datapath: the rewrites of a rule that ends in a redirect, and
- * the checks that they would be TC's.
+ * xdp_flow datapath: the rewrites of a rule, each written once for both
+ * hooks over the context layer, and what each hook does of them.
  *
- * May use: xdp_flow_parse.h, xdp_flow_maps.h, xdp_flow_csum.h,
- * xdp_flow_flowtable.h.
+ * A rule with more than one action rewrites the frame, then redirects it
+ * (the module and the helper allow no other shape). Everything a rewrite
+ * needs is checked before the first byte changes (act_check()): a frame TC
+ * would treat in a way this code does not reproduce goes to the stack
+ * untouched, and TC handles it. The XDP hook does every rewrite; the TC
+ * hook does the VLAN actions and a flowtable's routing and NAT, and leaves
+ * pedit, csum and PPPoE to TC.
+ *
+ * May use: xdp_flow_ctx.h, xdp_flow_parse.h, xdp_flow_maps.h,
+ * xdp_flow_csum.h (XDP's csum action), xdp_flow_flowtable.h.
  */
 #ifndef _XDP_FLOW_REWRITE_H
 #define _XDP_FLOW_REWRITE_H
 
+#include "xdp_flow_ctx.h"
 #include "xdp_flow_parse.h"
 #include "xdp_flow_maps.h"
 #include "xdp_flow_csum.h"
 #include "xdp_flow_flowtable.h"
 
+/* The vlan_tci and vlan_tpid mutants (xdp_flow.bpf.c), at both hooks. */
 #ifdef XDP_FLOW_MUTANT_vlan_tci
 #define MUTANT_TCI(tci)		((tci) ^ 0x0100)
 #else
@@ -26,15 +36,6 @@
 #else
 #define MUTANT_TPID(proto)	(proto)
 #endif
-
-/* ------------------------------------------------------------ rewrites
- *
- * A rule with more than one action rewrites the frame, then redirects it
- * (the module and the helper allow no other shape). Everything a rewrite
- * needs is checked before the first byte changes: a frame TC would treat
- * in a way this code does not reproduce goes to the stack untouched, and
- * TC handles it.
- */
 
 /* The offset TC pedit counts @a from, or -1 where TC pedit fails ("bad":
  * it would skip the rest of its keys, which this code cannot tell apart)
@@ -74,70 +75,30 @@ static __always_inline int mangle_base(const struct edit_layout *l,
 	return -1;
 }
 
-/*
- * Room for @n bytes (a multiple of 4) of header after the Ethernet
- * addresses, which move to the new start: returns it, with the first
- * ETH_HLEN + @n bytes at hand, or NULL.
- */
-static __always_inline void *mac_push(struct xdp_md *ctx, const int n)
+/* MANGLE, ADD: TC pedit's set and add on a 32-bit word. */
+static __always_inline int pedit(struct xdp_md *ctx,
+				 const struct edit_layout *l,
+				 const struct xdp_flow_action *a)
 {
 	void *data, *data_end;
-	__u32 *w, a, b, c;
+	__u32 *w, v;
+	int base;
 
-	if (bpf_xdp_adjust_head(ctx, -n))
-		return NULL;
+	base = mangle_base(l, a);
+	if (base < 0)
+		return -1;
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
-	if (data + ETH_HLEN + n > data_end)
-		return NULL;
-	w = data;
-	a = w[n / 4];
-	b = w[n / 4 + 1];
-	c = w[n / 4 + 2];
-	w[0] = a;
-	w[1] = b;
-	w[2] = c;
-	return data;
-}
-
-/*
- * Takes out the @n bytes (a multiple of 4) after the Ethernet addresses,
- * which the caller found in @data (the frame's start): the addresses move
- * over them. Returns 0, or -1 when the frame is left half-way.
- */
-static __always_inline int mac_pull(struct xdp_md *ctx, __u32 *data,
-				    const int n)
-{
-	__u32 a = data[0], b = data[1], c = data[2];
-
-	data[n / 4] = a;
-	data[n / 4 + 1] = b;
-	data[n / 4 + 2] = c;
-	return bpf_xdp_adjust_head(ctx, n) ? -1 : 0;
-}
-
-static __always_inline int vlan_push(struct xdp_md *ctx, __be16 proto,
-				     __u16 tci)
-{
-	__be16 *h = mac_push(ctx, sizeof(struct vlan_tag));
-
-	if (!h)
+	w = data + (base & 0xff) + (a->mangle.offset & 0x3c);
+	if ((void *)(w + 1) > data_end)
 		return -1;
-	h[6] = proto;
-	h[7] = bpf_htons(tci);
+	v = *w;
+	if (a->id == XDP_FLOW_ACTION_MANGLE)
+		*w = (v & a->mangle.mask) ^ a->mangle.val;
+	else
+		*w = (v & a->mangle.mask) ^
+		     ((v + a->mangle.val) & ~a->mangle.mask);
 	return 0;
-}
-
-static __always_inline int vlan_pop(struct xdp_md *ctx)
-{
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-
-	if (data + ETH_HLEN + sizeof(struct vlan_tag) > data_end)
-		return 0;
-	if (!is_vlan(((__be16 *)data)[6]))
-		return 0;	/* TC: nothing to pop */
-	return mac_pull(ctx, data, sizeof(struct vlan_tag));
 }
 
 /*
@@ -192,116 +153,168 @@ static __always_inline int pppoe_pop(struct xdp_md *ctx)
 	return mac_pull(ctx, data, sizeof(*ps));
 }
 
-static __always_inline void vlan_modify(struct xdp_md *ctx,
-					const struct xdp_flow_action *a)
+/* VLAN_MODIFY: the outer tag's, if there is one (TC: no tag, nothing to
+ * modify).
+ */
+static __always_inline int vlan_modify(void *ctx, const enum xf_hook hook,
+				       const struct xdp_flow_action *a)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	__be16 *h = data;
 	__u16 tci;
 
-	if (data + ETH_HLEN + sizeof(struct vlan_tag) > data_end)
-		return;
-	if (!is_vlan(h[6]))
-		return;		/* TC: no tag, nothing to modify */
-	tci = bpf_ntohs(h[7]);
+	if (!ctx_vlan_get(ctx, hook, &tci))
+		return 0;
 	tci = (tci & a->vlan.keep) | a->vlan.tci;
-	h[6] = MUTANT_TPID(a->vlan.proto);
-	h[7] = bpf_htons(MUTANT_TCI(tci));
+	return ctx_vlan_set(ctx, hook, MUTANT_TPID(a->vlan.proto),
+			    MUTANT_TCI(tci));
 }
 
-/* Would TC do exactly what xdp_flow_act() does? 0 if so, 1 if not. */
-__noinline int xdp_flow_act_check(const struct edit_layout *l,
-				  const struct xdp_flow_action *a,
-				  __u32 frame_len)
+/*
+ * Would @hook's rewrite of @a, action @i of a rule (@ft: a flowtable's),
+ * be exactly what TC does to this frame of @frame_len bytes (of
+ * @gso_size each, for a GSO skb)? 0 if so, 1 if not: the frame then goes
+ * to the stack untouched.
+ */
+static __always_inline int act_check(const enum xf_hook hook,
+				     const struct edit_layout *l,
+				     const struct xdp_flow_action *a,
+				     __u32 i, int ft, __u32 frame_len,
+				     __u32 gso_size)
 {
 	int base;
 
-	if (!l || !a)
-		return 1;
 	switch (a->id) {
 	case XDP_FLOW_ACTION_MANGLE:
 	case XDP_FLOW_ACTION_ADD:
+		if (hook == XF_TC)
+			return 1;
 		base = mangle_base(l, a);
 		if (base < 0 || base + a->mangle.offset + 4 > frame_len)
 			return 1;
 		return 0;
 	case XDP_FLOW_ACTION_CSUM:
+		if (hook == XF_TC)
+			return 1;
 		return csum_check(l, a->csum_flags) ? 1 : 0;
-	case XDP_FLOW_ACTION_FT_ROUTE:
-		return ft_route_check(l, a, frame_len, 0);
+	case XDP_FLOW_ACTION_PPPOE_PUSH:
+		return hook == XF_TC;
 	case XDP_FLOW_ACTION_PPPOE_POP:
-		return !l->pppoe;
+		return hook == XF_TC || !l->pppoe;
+	case XDP_FLOW_ACTION_FT_ROUTE:
+		if (hook == XF_TC && i)
+			return 1;
+		return ft_route_check(l, a, frame_len, gso_size);
+	case XDP_FLOW_ACTION_FT_PORTS:
+	case XDP_FLOW_ACTION_FT_SRC_ADDR:
+	case XDP_FLOW_ACTION_FT_DST_ADDR:
+		return hook == XF_TC && !ft;
+	case XDP_FLOW_ACTION_VLAN_PUSH:
+	case XDP_FLOW_ACTION_VLAN_POP:
+		return 0;
+	case XDP_FLOW_ACTION_VLAN_MODIFY:
+		return hook == XF_TC && ft;
 	}
-	return 0;
+	return hook == XF_TC;
 }
 
-/* One rewrite. Returns 0, or -1 when it failed half-way. */
-__noinline int xdp_flow_act(struct xdp_md *ctx, const struct edit_layout *l,
-			    const struct xdp_flow_action *a)
+/* One rewrite at @hook. Returns 0, or -1 when it failed half-way. */
+static __always_inline int act(void *ctx, const enum xf_hook hook,
+			       const struct edit_layout *l,
+			       const struct xdp_flow_action *a)
 {
-	void *data, *data_end;
-	__u32 *w, v;
-	int base;
-
-	if (!ctx || !l || !a)
-		return -1;
 	switch (a->id) {
 	case XDP_FLOW_ACTION_MANGLE:
 	case XDP_FLOW_ACTION_ADD:
-		base = mangle_base(l, a);
-		if (base < 0)
-			return -1;
-		data = (void *)(long)ctx->data;
-		data_end = (void *)(long)ctx->data_end;
-		w = data + (base & 0xff) + (a->mangle.offset & 0x3c);
-		if ((void *)(w + 1) > data_end)
-			return -1;
-		v = *w;
-		if (a->id == XDP_FLOW_ACTION_MANGLE)
-			*w = (v & a->mangle.mask) ^ a->mangle.val;
-		else
-			*w = (v & a->mangle.mask) ^
-			     ((v + a->mangle.val) & ~a->mangle.mask);
-		return 0;
+		return hook == XF_XDP ? pedit(ctx, l, a) : -1;
 	case XDP_FLOW_ACTION_CSUM:
-		return xdp_flow_do_csum(ctx, l, a->csum_flags);
+		return hook == XF_XDP ?
+		       xdp_flow_do_csum(ctx, l, a->csum_flags) : -1;
 	case XDP_FLOW_ACTION_VLAN_PUSH:
-		return vlan_push(ctx, MUTANT_TPID(a->vlan.proto),
-				 MUTANT_TCI(a->vlan.tci));
+		return ctx_vlan_push(ctx, hook, MUTANT_TPID(a->vlan.proto),
+				     MUTANT_TCI(a->vlan.tci));
 	case XDP_FLOW_ACTION_VLAN_POP:
-		return vlan_pop(ctx);
+		return ctx_vlan_pop(ctx, hook);
 	case XDP_FLOW_ACTION_VLAN_MODIFY:
-		vlan_modify(ctx, a);
-		return 0;
+		return vlan_modify(ctx, hook, a);
 	case XDP_FLOW_ACTION_PPPOE_PUSH:
-		return pppoe_push(ctx, a->pppoe_sid);
+		return hook == XF_XDP ? pppoe_push(ctx, a->pppoe_sid) : -1;
 	case XDP_FLOW_ACTION_PPPOE_POP:
-		return pppoe_pop(ctx);
+		return hook == XF_XDP ? pppoe_pop(ctx) : -1;
 	case XDP_FLOW_ACTION_FT_ROUTE:
-		return xdp_flow_ft_route(ctx, l, a);
 	case XDP_FLOW_ACTION_FT_PORTS:
-		return xdp_flow_ft_ports(ctx, l, a);
 	case XDP_FLOW_ACTION_FT_SRC_ADDR:
 	case XDP_FLOW_ACTION_FT_DST_ADDR:
-		return xdp_flow_ft_addr(ctx, l, a);
+		if (hook == XF_XDP)
+			return xdp_flow_ft_act(ctx, l, a);
+		return ft_act(ctx, hook, l, a);
 	}
 	return -1;
 }
 
 /*
- * Applies the rewrites of rule @rule_id (all its actions but the last).
- * Returns 0 when done, 1 when the frame is left to the stack untouched,
- * -1 when a rewrite failed half-way (the frame must be dropped).
+ * act() as a global function for each hook's type of context, and XDP's
+ * act_check(): the verifier checks each once, not for every action of a
+ * rule (XDP's checks inline in edit() nearly double what it processes for
+ * the program; the TC hook's few cost nothing there).
  */
-__noinline int xdp_flow_edit(struct xdp_md *ctx, __u32 rule_id)
+__noinline int xdp_flow_act(struct xdp_md *ctx, const struct edit_layout *l,
+			    const struct xdp_flow_action *a)
+{
+	if (!ctx || !l || !a)
+		return -1;
+	return act(ctx, XF_XDP, l, a);
+}
+
+__noinline int xdp_flow_tc_act(struct __sk_buff *skb,
+			       const struct edit_layout *l,
+			       const struct xdp_flow_action *a)
+{
+	if (!skb || !l || !a)
+		return -1;
+	return act(skb, XF_TC, l, a);
+}
+
+__noinline int xdp_flow_act_check(const struct edit_layout *l,
+				  const struct xdp_flow_action *a,
+				  __u32 frame_len)
+{
+	if (!l || !a)
+		return 1;
+	return act_check(XF_XDP, l, a, 0, 0, frame_len, 0);
+}
+
+/*
+ * Where the headers are, as far as @hook's rewrites need to know: 0, or
+ * -1 for a frame left to the stack. The TC hook's layout says nothing of
+ * the outer tag the kernel moved into metadata: its DEI bit comes from
+ * there.
+ */
+static __always_inline int edit_frame(void *ctx, const enum xf_hook hook,
+				      struct edit_layout *l)
+{
+	__u16 tci;
+
+	if (edit_layout(ctx_data(ctx, hook), ctx_data_end(ctx, hook), l,
+			ctx_all_at_hand(hook)))
+		return -1;
+	if (ctx_vlan_meta(ctx, hook, &tci))
+		l->vlan_dei = !!(tci & VLAN_DEI);
+	return 0;
+}
+
+/*
+ * Applies the rewrites of rule @rule_id (all its actions but the last) at
+ * @hook. Returns 0 when done, 1 when the frame is left to the stack
+ * untouched, -1 when a rewrite failed half-way (the frame must be
+ * dropped).
+ */
+static __always_inline int edit(void *ctx, const enum xf_hook hook,
+				__u32 rule_id)
 {
 	struct edit_layout l = {};
 	struct xdp_flow_dp_rule *rule;
-	__u32 i, n, len;
+	__u32 i, n, len, gso_size;
+	int ft;
 
-	if (!ctx)
-		return 1;
 	rule = bpf_map_lookup_elem(&xf_rules, &rule_id);
 	if (!rule)
 		return 1;
@@ -309,30 +322,54 @@ __noinline int xdp_flow_edit(struct xdp_md *ctx, __u32 rule_id)
 	if (n < 2 || n > XDP_FLOW_MAX_ACTIONS)
 		return 1;
 	n--;
-	if (edit_layout((void *)(long)ctx->data, (void *)(long)ctx->data_end,
-			&l, 1))
-		return 1;
-	len = ctx->data_end - ctx->data;
-	if (ft_conn_ended(rule, &l))
-		return 1;
-	if (l.pppoe && rule->actions[0].id != XDP_FLOW_ACTION_FT_ROUTE)
+	ft = rule->actions[0].id == XDP_FLOW_ACTION_FT_ROUTE;
+	/* The TC hook's VLAN actions are skb helpers, which find the tags
+	 * themselves: only a flowtable's rule needs the headers there.
+	 */
+	if (hook == XF_XDP || ft) {
+		if (edit_frame(ctx, hook, &l) || ft_conn_ended(rule, &l))
+			return 1;
+	}
+	len = ctx_len(ctx, hook);
+	gso_size = ctx_gso_size(ctx, hook);
+	/* Only a flowtable's rule edits a PPPoE frame. */
+	if (l.pppoe && !ft)
 		return 1;
 
 	/* First pass: would TC do exactly this? */
 	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
 		if (i >= n)
 			break;
-		if (xdp_flow_act_check(&l, &rule->actions[i], len))
+		if (hook == XF_XDP ?
+		    xdp_flow_act_check(&l, &rule->actions[i], len) :
+		    act_check(hook, &l, &rule->actions[i], i, ft, len,
+			      gso_size))
 			return 1;
 	}
 	/* Second pass: do it. */
 	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
 		if (i >= n)
 			break;
-		if (xdp_flow_act(ctx, &l, &rule->actions[i]))
+		if (hook == XF_XDP ?
+		    xdp_flow_act(ctx, &l, &rule->actions[i]) :
+		    xdp_flow_tc_act(ctx, &l, &rule->actions[i]))
 			return -1;
 	}
 	return 0;
+}
+
+__noinline int xdp_flow_edit(struct xdp_md *ctx, __u32 rule_id)
+{
+	if (!ctx)
+		return 1;
+	return edit(ctx, XF_XDP, rule_id);
+}
+
+__noinline int xdp_flow_tc_edit(struct __sk_buff *skb, __u32 rule_id)
+{
+	if (!skb)
+		return 1;
+	return edit(skb, XF_TC, rule_id);
 }
 
 #endif /* _XDP_FLOW_REWRITE_H */
