@@ -71,7 +71,7 @@ dkms-src:
 	install -m 644 Makefile Kconfig dkms.conf $(DKMS_SRC)/
 	install -m 644 net/xdp_flow/Makefile $(DKMS_MOD) $(DKMS_SRC)/net/xdp_flow/
 	install -m 644 include/uapi/linux/xdp_flow.h $(DKMS_SRC)/include/uapi/linux/
-	install -m 644 umh/Makefile $(DKMS_UMH) $(DKMS_SRC)/umh/
+	install -m 644 umh/Makefile umh/objs.mk $(DKMS_UMH) $(DKMS_SRC)/umh/
 
 # Again after an update: the version dkms had goes first, from every
 # kernel. dkms asks make for the kernel's CC; run under make, that make

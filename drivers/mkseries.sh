@@ -63,7 +63,9 @@ fi
 # helper's without its out-of-tree Makefile and README.
 L=$tmp/linux
 date=$(sed -n 's/^Date: //p' "${patches[-1]}" | head -n 1)
-DATAPATH='umh/xdp_flow.bpf.c umh/xdp_flow_dp.h umh/xdp_flow_bench.h'
+# The datapath: its program and its headers (git's patterns, not the
+# shell's; the skeletons the build makes there are not tracked).
+DATAPATH=(umh/xdp_flow.bpf.c 'umh/xdp_flow_*.h')
 
 # intree_commit <message>: commit the tree's changes as the next patch.
 NINTREE=0
@@ -99,12 +101,11 @@ awk -v entry="$entry" '/^XDP SOCKETS \(AF_XDP\)$/ { print entry; print "" } { pr
 	"$L/MAINTAINERS" >"$tmp/MAINTAINERS" && mv "$tmp/MAINTAINERS" "$L/MAINTAINERS"
 intree_commit 0003.msg
 
-# shellcheck disable=SC2086
-mapfile -t f < <(tracked $DATAPATH)
+mapfile -t f < <(tracked "${DATAPATH[@]}")
 copy umh/ net/xdp_flow/umh/ "${f[@]}"
 intree_commit 0004.msg
 
-mapfile -t f < <(tracked 'umh/*.c' 'umh/*.h' | grep -vxF -f <(tr ' ' '\n' <<<"$DATAPATH"))
+mapfile -t f < <(tracked 'umh/*.c' 'umh/*.h' | grep -vxF -f <(tracked "${DATAPATH[@]}"))
 copy umh/ net/xdp_flow/umh/ "${f[@]}"
 intree_commit 0005.msg
 

@@ -15,7 +15,7 @@
  * before it frees the old one.
  *
  * A deleted entry's slot is used again only after a barrier (an RCU grace
- * period, table.c's barrier()) since the delete: a reader may still hold
+ * period, table_barrier()) since the delete: a reader may still hold
  * the slot it found. The caller numbers its barriers; ftab_set() returns
  * -EAGAIN when every free slot waits for the next one. The same holds for
  * a freed region: the caller frees it only after the list that named it

@@ -87,7 +87,7 @@ void ftab_prune(struct ftab *f, const struct ftab_region *r,
 		void *arg, __u32 seq);
 unsigned int ftab_spilled(const struct ftab *f);
 
-/* table.c: the flow tables */
+/* table*.c: the flow tables (tables.h: their files) */
 struct table;
 
 struct table *table_new(struct xdp_flow_bpf *skel);

@@ -94,7 +94,7 @@ typedef __u64 __attribute__((__may_alias__)) xdp_flow_word;
  * delete clears the signature first; an entry that changes rule gets the
  * new id in one aligned store; a moved key is in its new bucket before it
  * leaves the old one; a slot is used again only after an RCU grace period
- * since its delete (see table.c's barrier()). The reader compares the
+ * since its delete (see table_barrier()). The reader compares the
  * whole entry (mask id and key) after the signature matched, so a slot it
  * read while the helper reused a way cannot make it take a wrong entry.
  */
