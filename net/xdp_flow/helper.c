@@ -36,7 +36,6 @@
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/kmod.h>
-#include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <linux/netlink.h>
 #include <linux/notifier.h>
@@ -60,89 +59,6 @@
 #else
 #define XDP_FLOW_SHMEM_FLAGS	0
 #endif
-
-static char *umh_path;
-module_param(umh_path, charp, 0444);
-MODULE_PARM_DESC(umh_path,
-		 "Development only: run this helper binary instead of the embedded one");
-
-/* Capacity of the XDP tables for rules (the shields have theirs). */
-static unsigned int max_masks = XDP_FLOW_MAX_MASKS - 1;
-static unsigned int max_flows = XDP_FLOW_DEFAULT_FLOWS;
-static unsigned int max_rules = XDP_FLOW_MAX_RULES;
-
-static int xdp_flow_max_masks_set(const char *val,
-				  const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 1, XDP_FLOW_MAX_MASKS - 1);
-}
-
-static int xdp_flow_max_flows_set(const char *val,
-				  const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 1, XDP_FLOW_MAX_FLOWS);
-}
-
-static int xdp_flow_max_rules_set(const char *val,
-				  const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, XDP_FLOW_MIN_RULES,
-				     XDP_FLOW_MAX_RULES);
-}
-
-static const struct kernel_param_ops xdp_flow_max_rules_ops = {
-	.set = xdp_flow_max_rules_set,
-	.get = param_get_uint,
-};
-
-static const struct kernel_param_ops xdp_flow_max_masks_ops = {
-	.set = xdp_flow_max_masks_set,
-	.get = param_get_uint,
-};
-
-static const struct kernel_param_ops xdp_flow_max_flows_ops = {
-	.set = xdp_flow_max_flows_set,
-	.get = param_get_uint,
-};
-
-module_param_cb(max_masks, &xdp_flow_max_masks_ops, &max_masks, 0444);
-MODULE_PARM_DESC(max_masks,
-		 "Distinct masks rules may use in the XDP tables (1-255, default 255); each slows every lookup a little");
-module_param_cb(max_rules, &xdp_flow_max_rules_ops, &max_rules, 0444);
-MODULE_PARM_DESC(max_rules,
-		 "Rule ids, the top 1024 for shields (2048-131072, default 131072); each takes 176 bytes, and those in use 24 bytes per CPU for their counters");
-module_param_cb(max_flows, &xdp_flow_max_flows_ops, &max_flows, 0444);
-MODULE_PARM_DESC(max_flows,
-		 "Flow entries rules may use in the XDP tables (1-1047552, default 130048); the table's buckets take 16 bytes per entry, rounded up to a power of two, and each entry in use about 150 bytes");
-
-/**
- * xdp_flow_max_rules() - rule ids, from 0: the module parameter max_rules
- *
- * The top XDP_FLOW_MAX_SHIELDS of them are the shields'.
- *
- * Return: how many.
- */
-unsigned int xdp_flow_max_rules(void)
-{
-	return max_rules;
-}
-
-static unsigned int helper_timeout_ms = 2000;
-
-static int xdp_flow_timeout_set(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 100, 60000);
-}
-
-static const struct kernel_param_ops xdp_flow_timeout_ops = {
-	.set = xdp_flow_timeout_set,
-	.get = param_get_uint,
-};
-
-module_param_cb(helper_timeout_ms, &xdp_flow_timeout_ops, &helper_timeout_ms,
-		0644);
-MODULE_PARM_DESC(helper_timeout_ms,
-		 "How long to wait for the helper's answer before restarting it (100-60000)");
 
 #define XDP_FLOW_RESTART_MIN_MS		10U
 #define XDP_FLOW_RESTART_MAX_MS		5000U
@@ -420,7 +336,7 @@ static int xdp_flow_helper_setup(struct subprocess_info *info, struct cred *new)
 		fd_install(fd, file);
 		snprintf(x->reply_arg, sizeof(x->reply_arg), "--reply-fd=%d", fd);
 	}
-	if (!umh_path) {
+	if (!xdp_flow_umh_path()) {
 		fd = get_unused_fd_flags(O_CLOEXEC);
 		if (fd < 0)
 			return fd;
@@ -453,11 +369,11 @@ static int xdp_flow_helper_exec(const char *mode, struct pid **slot)
 			return PTR_ERR(x.reply);
 		argv[2] = x.reply_arg;	/* filled in by the setup */
 		snprintf(x.masks_arg, sizeof(x.masks_arg), "--max-masks=%u",
-			 max_masks);
+			 xdp_flow_max_masks());
 		snprintf(x.flows_arg, sizeof(x.flows_arg), "--max-flows=%u",
-			 max_flows);
+			 xdp_flow_max_flows());
 		snprintf(x.rules_arg, sizeof(x.rules_arg), "--max-rules=%u",
-			 max_rules);
+			 xdp_flow_max_rules());
 		argv[3] = x.masks_arg;
 		argv[4] = x.flows_arg;
 		argv[5] = x.rules_arg;
@@ -468,9 +384,9 @@ static int xdp_flow_helper_exec(const char *mode, struct pid **slot)
 	envp[2] = NULL;
 
 	/* The path is a placeholder until xdp_flow_helper_setup(). */
-	info = call_usermodehelper_setup(umh_path ?: "/proc/self/fd", argv, envp,
-					 GFP_KERNEL, xdp_flow_helper_setup,
-					 NULL, &x);
+	info = call_usermodehelper_setup(xdp_flow_umh_path() ?: "/proc/self/fd",
+					 argv, envp, GFP_KERNEL,
+					 xdp_flow_helper_setup, NULL, &x);
 	if (!info) {
 		err = -ENOMEM;
 		goto out;
@@ -571,7 +487,8 @@ static void xdp_flow_helper_work_fn(struct work_struct *work)
 	if (err) {
 		if (failures == 1)
 			pr_warn("xdp_flow: cannot start the helper%s%s: %d\n",
-				umh_path ? " " : "", umh_path ?: "", err);
+				xdp_flow_umh_path() ? " " : "",
+				xdp_flow_umh_path() ?: "", err);
 		/* If it got as far as a process, that one is exiting. */
 		xdp_flow_helper_kill();
 		xdp_flow_helper_schedule(h->backoff_ms);
@@ -1073,7 +990,7 @@ int xdp_flow_helper_post_rule(u8 cmd, u32 rule_id,
 			      const struct xdp_flow_rule *rule,
 			      void (*posted)(void *arg, int err), void *arg)
 {
-	unsigned int timeout = READ_ONCE(helper_timeout_ms);
+	unsigned int timeout = xdp_flow_helper_timeout_ms();
 	bool ok;
 	int err;
 
@@ -1102,7 +1019,7 @@ int xdp_flow_helper_post_rule(u8 cmd, u32 rule_id,
  */
 static void xdp_flow_posted_watch_fn(struct work_struct *work)
 {
-	unsigned long timeout = msecs_to_jiffies(READ_ONCE(helper_timeout_ms));
+	unsigned long timeout = msecs_to_jiffies(xdp_flow_helper_timeout_ms());
 	unsigned long since;
 	unsigned int n;
 
@@ -1207,7 +1124,7 @@ int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 		return err;
 
 	timeout = cmd == XDP_FLOW_CMD_DEV_ATTACH ? XDP_FLOW_ATTACH_TIMEOUT_MS :
-		  READ_ONCE(helper_timeout_ms);
+		  xdp_flow_helper_timeout_ms();
 	do {
 		seen = READ_ONCE(req->progress);
 		done = wait_for_completion_timeout(&req->done,
@@ -1300,12 +1217,9 @@ int __init xdp_flow_helper_init(const struct genl_family *family,
 		pr_err("xdp_flow: this kernel runs user-mode helpers only through CONFIG_STATIC_USERMODEHELPER_PATH; xdp_flow cannot start its helper\n");
 		return -EPERM;
 	}
-	if (umh_path && !*umh_path)
-		umh_path = NULL;
-	if (umh_path && umh_path[0] != '/') {
-		pr_err("xdp_flow: umh_path must be an absolute path\n");
-		return -EINVAL;
-	}
+	err = xdp_flow_umh_path_check();
+	if (err)
+		return err;
 	xdp_flow_reply_buf = kvmalloc(XDP_FLOW_REPLY_MAX, GFP_KERNEL);
 	if (!xdp_flow_reply_buf)
 		return -ENOMEM;

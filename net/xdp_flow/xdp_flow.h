@@ -381,7 +381,14 @@ int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode);
 int xdp_flow_helper_post_rule(u8 cmd, u32 rule_id,
 			      const struct xdp_flow_rule *rule,
 			      void (*posted)(void *arg, int err), void *arg);
+
+/* params.c */
+unsigned int xdp_flow_max_masks(void);
+unsigned int xdp_flow_max_flows(void);
 unsigned int xdp_flow_max_rules(void);
+unsigned int xdp_flow_helper_timeout_ms(void);
+const char *xdp_flow_umh_path(void);
+int xdp_flow_umh_path_check(void);
 
 /* dpmaps.c */
 int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd);
