@@ -710,7 +710,7 @@ static bool xdp_flow_replies_take(const void *buf, int len)
 	int rem = len;
 
 	for (; nlmsg_ok(nlh, rem); nlh = nlmsg_next(nlh, &rem))
-		if (xdp_flow_genl_parse_reply(nlh, nlh->nlmsg_len, tb) ||
+		if (xdp_flow_parse_reply(nlh, nlh->nlmsg_len, tb) ||
 		    xdp_flow_helper_reply(tb))
 			break;
 	if (rem <= 0)

@@ -360,7 +360,10 @@ void xdp_flow_others_free(struct xdp_flow_binding *b);
 extern struct genl_family xdp_flow_genl_family;
 int xdp_flow_genl_init(void);
 void xdp_flow_genl_exit(void);
-int xdp_flow_genl_parse_reply(const void *buf, size_t len, struct nlattr **tb);
+
+/* proto.c */
+extern const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1];
+int xdp_flow_parse_reply(const void *buf, size_t len, struct nlattr **tb);
 
 /* helper.c: the helper's life and the channel to it */
 /* The helper's image (umh_blob.S), init data: later it is in a shmem file. */
