@@ -598,9 +598,18 @@ int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
 		pr_info("xdp_flow: helper pid %d registered\n",
 			task_tgid_nr(current));
 	/* Only the helper the module started gets this far. */
-	if (registered && (prog_fd < 0 || xdp_flow_dp_maps_take(prog_fd, tc_prog_fd)))
-		pr_err("xdp_flow: helper pid %d named no program with a gate and counters: rule changes while no helper runs cannot stop XDP\n",
-		       task_tgid_nr(current));
+	if (registered) {
+		bool tx_taken = false;
+		bool lacks = prog_fd < 0 ||
+			     xdp_flow_dp_maps_take(prog_fd, tc_prog_fd, &tx_taken);
+
+		/* A pinned map may hold entries of an earlier module. */
+		if (tx_taken)
+			xdp_flow_peers_resync();
+		if (lacks)
+			pr_err("xdp_flow: helper pid %d named no program with a gate and counters: rule changes while no helper runs cannot stop XDP\n",
+			       task_tgid_nr(current));
+	}
 	return err;
 }
 

@@ -394,7 +394,7 @@ const char *xdp_flow_umh_path(void);
 int xdp_flow_umh_path_check(void);
 
 /* dpmaps.c */
-int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd);
+int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd, bool *tx_taken);
 u64 xdp_flow_jiffies_to_ns(u64 j);
 int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st);
 void xdp_flow_gate_set(bool closed);
