@@ -31,7 +31,8 @@ static int __init xdp_flow_init(void)
 {
 	int err;
 
-	err = xdp_flow_helper_init(&xdp_flow_genl_family, xdp_flow_replay);
+	err = xdp_flow_helper_init(&xdp_flow_genl_family,
+				   xdp_flow_switch_replay);
 	if (err)
 		return err;
 	err = xdp_flow_genl_init();

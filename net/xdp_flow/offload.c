@@ -2628,8 +2628,6 @@ int xdp_flow_replay(void)
 		xdp_flow_gate_set(false);
 out:
 	mutex_unlock(&xdp_flow_lock);
-	if (!err)
-		xdp_flow_switch_kick();
 	return err;
 }
 

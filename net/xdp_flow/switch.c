@@ -232,16 +232,32 @@ static void xdp_flow_switch_work_fn(struct work_struct *work)
 	}
 }
 
-/**
- * xdp_flow_switch_kick() - a helper has the rules: enable what waited for one
- *
- * A feature that went on while no helper was running (the module just
- * loaded, or the helper restarting) waits in the pending set.
+/*
+ * A helper has the rules: enable what waited for one. A feature that went
+ * on while no helper was running (the module just loaded, or the helper
+ * restarting) waits in the pending set.
  */
-void xdp_flow_switch_kick(void)
+static void xdp_flow_switch_kick(void)
 {
 	if (!xa_empty(&xdp_flow_switch_pending))
 		queue_work(system_long_wq, &xdp_flow_switch_work);
+}
+
+/**
+ * xdp_flow_switch_replay() - give a (new) helper everything it must hold,
+ *	then enable what waited for a helper
+ *
+ * The replay helper.c runs after HELLO (xdp_flow_helper_init()).
+ *
+ * Return: what xdp_flow_replay() returns.
+ */
+int xdp_flow_switch_replay(void)
+{
+	int err = xdp_flow_replay();
+
+	if (!err)
+		xdp_flow_switch_kick();
+	return err;
 }
 
 /**

@@ -219,7 +219,7 @@ void xdp_flow_switch_exit(void);
 int xdp_flow_switch_enable(struct net_device *dev, u32 xdp_mode,
 			   struct netlink_ext_ack *extack);
 int xdp_flow_switch_disable(int ifindex, struct netlink_ext_ack *extack);
-void xdp_flow_switch_kick(void);
+int xdp_flow_switch_replay(void);
 
 /* offload.c */
 int xdp_flow_offload_init(void);
