@@ -1890,64 +1890,6 @@ static int xdp_flow_indr_cb(struct net_device *dev, struct Qdisc *sch,
 
 /* --- devices --- */
 
-/*
- * A veth receives the skbs its peer transmits, with some work left in skb
- * metadata that an XDP program on the veth never sees:
- * - with VLAN insertion offloaded, the tag: XDP would see the frame
- *   untagged and match it differently from TC;
- * - with checksum offload, a TCP or UDP checksum still to be computed:
- *   a frame XDP redirects leaves without it, and the receiver drops it.
- * So while offload is enabled on a veth (native XDP) its peer does both
- * itself. The stack pops tags into metadata again on receive, so TC sees
- * what it saw before. (veth likewise takes GSO away from the peer of a
- * device running XDP.)
- */
-
-/*
- * Caller holds rtnl. Turns the XDP_FLOW_PEER_TX_OFF features off on @dev's
- * veth peer and takes them out of its hw_features, as veth takes GSO from
- * the peer of a device running XDP: nobody can turn them on again while
- * offload is enabled, not even for the moment a notifier would need to
- * undo it. Adds what it changed to @tx, for xdp_flow_peer_tx_restore().
- */
-static void xdp_flow_peer_tx_off(struct net_device *dev,
-				 struct xdp_flow_peer_tx *tx)
-{
-	struct net_device *peer = xdp_flow_veth_peer(dev);
-	netdev_features_t wanted, fixed;
-
-	if (!peer)
-		return;
-	wanted = peer->wanted_features & XDP_FLOW_PEER_TX_OFF;
-	if (wanted) {
-		peer->wanted_features &= ~wanted;
-		netdev_update_features(peer);
-	}
-	/* Only what is off now: a feature left out of hw_features stays as
-	 * it is.
-	 */
-	fixed = peer->hw_features & XDP_FLOW_PEER_TX_OFF & ~peer->features;
-	peer->hw_features &= ~fixed;
-	tx->wanted |= wanted;
-	tx->fixed |= fixed;
-}
-
-/* Caller holds rtnl. */
-static void xdp_flow_peer_tx_restore(struct net_device *dev,
-				     const struct xdp_flow_peer_tx *tx)
-{
-	struct net_device *peer;
-
-	if (!tx->wanted && !tx->fixed)
-		return;
-	peer = xdp_flow_veth_peer(dev);
-	if (!peer)
-		return;
-	peer->hw_features |= tx->fixed;
-	peer->wanted_features |= tx->wanted;
-	netdev_update_features(peer);
-}
-
 static int xdp_flow_order_cmp(const void *a, const void *b)
 {
 	const struct xdp_flow_entry *ea = *(const struct xdp_flow_entry **)a;

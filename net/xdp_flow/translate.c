@@ -503,74 +503,6 @@ static void xdp_flow_clear_vlan(struct xdp_flow_key *k, struct xdp_flow_key *m)
 	m->cvlan_tci = 0;
 }
 
-/**
- * xdp_flow_is_veth() - is a device a veth
- * @dev: the device
- *
- * Return: true for a veth.
- */
-bool xdp_flow_is_veth(const struct net_device *dev)
-{
-	return dev->rtnl_link_ops && !strcmp(dev->rtnl_link_ops->kind, "veth");
-}
-
-/**
- * xdp_flow_veth_peer() - the other end of a veth
- * @dev: the device
- *
- * Caller holds rtnl, which keeps the peer alive.
- *
- * Return: @dev's peer when @dev is a veth that has one, else NULL.
- */
-struct net_device *xdp_flow_veth_peer(struct net_device *dev)
-{
-	struct net_device *peer;
-
-	ASSERT_RTNL();
-	if (!xdp_flow_is_veth(dev) || !dev->netdev_ops->ndo_get_peer_dev)
-		return NULL;
-	rcu_read_lock();
-	peer = dev->netdev_ops->ndo_get_peer_dev(dev);
-	rcu_read_unlock();
-	return peer;
-}
-
-/**
- * xdp_flow_dev_hides_vlan() - may XDP on a device see a tagged frame untagged?
- * @dev: the device
- * @xdp_mode: enum xdp_flow_xdp_mode it is (to be) attached in
- *
- * Generic XDP runs on an skb whose outer tag may sit in skb metadata, and
- * drivers that strip tags in hardware hand XDP the frame without them. A
- * veth receives the skbs its peer sends, with the tag in metadata when the
- * peer offloads VLAN insertion; enabling offload on a veth turns that off
- * (xdp_flow_peer_tx_off()), and then every tag is in the frame.
- *
- * Return: true when VLAN matches cannot be decided in XDP on @dev.
- */
-bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode)
-{
-	struct net_device *peer;
-	bool hidden;
-
-	if (xdp_mode == XDP_FLOW_XDP_MODE_TC)
-		return false;	/* the tag is read from skb metadata */
-	if (xdp_mode == XDP_FLOW_XDP_MODE_GENERIC)
-		return true;
-	/* veth claims rx VLAN offload but strips nothing itself. */
-	if (!xdp_flow_is_veth(dev))
-		return dev->features & (NETIF_F_HW_VLAN_CTAG_RX |
-					NETIF_F_HW_VLAN_STAG_RX);
-	if (!dev->netdev_ops->ndo_get_peer_dev)
-		return true;
-	/* TC may offer rules without rtnl: RCU keeps the peer. */
-	rcu_read_lock();
-	peer = dev->netdev_ops->ndo_get_peer_dev(dev);
-	hidden = !peer || (READ_ONCE(peer->features) & XDP_FLOW_VLAN_TX);
-	rcu_read_unlock();
-	return hidden;
-}
-
 /* Fills @k and @m with every match the XDP program can do exactly and
  * returns NULL, or the first reason why a match cannot be offloaded.
  */
@@ -643,27 +575,6 @@ static const char *xdp_flow_match(struct flow_rule *fr, __be16 proto,
 		why = why ?: "xdp_flow: XDP may not see VLAN tags on this device";
 	}
 	return why;
-}
-
-/**
- * xdp_flow_can_xmit() - whether a device takes XDP frames
- * @dev: the device
- *
- * Return: true when @dev has ndo_xdp_xmit and, where the kernel says so
- * in xdp_features, takes frames with it now.
- */
-bool xdp_flow_can_xmit(const struct net_device *dev)
-{
-	if (!dev->netdev_ops->ndo_xdp_xmit)
-		return false;
-#ifdef XDP_FLOW_HAVE_XDP_FEATURES
-	/* veth can take XDP frames only while its peer runs NAPI (an XDP
-	 * program or GRO on the peer); it says so in xdp_features.
-	 */
-	if (!(dev->xdp_features & NETDEV_XDP_ACT_NDO_XMIT))
-		return false;
-#endif
-	return true;
 }
 
 /* The header bytes a pedit may rewrite: those that change neither the

@@ -298,7 +298,7 @@ struct xdp_flow_target {
 	bool tc_hook;
 };
 
-/* translate.c */
+/* netdev.c */
 /* VLAN tag insertion offloads: a veth's peer must not use them. */
 #define XDP_FLOW_VLAN_TX (NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_STAG_TX)
 /* What a veth's peer does itself while offload is enabled on the veth. */
@@ -309,6 +309,11 @@ bool xdp_flow_is_veth(const struct net_device *dev);
 struct net_device *xdp_flow_veth_peer(struct net_device *dev);
 bool xdp_flow_can_xmit(const struct net_device *dev);
 bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode);
+void xdp_flow_peer_tx_off(struct net_device *dev, struct xdp_flow_peer_tx *tx);
+void xdp_flow_peer_tx_restore(struct net_device *dev,
+			      const struct xdp_flow_peer_tx *tx);
+
+/* translate.c */
 int xdp_flow_translate(struct flow_cls_offload *f,
 		       const struct xdp_flow_target *t,
 		       struct xdp_flow_rule *rule,
