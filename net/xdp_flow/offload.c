@@ -1066,58 +1066,6 @@ static void xdp_flow_target_of(const struct xdp_flow_binding *b,
 	target->tc_hook = xdev && xdev->xdp_mode == XDP_FLOW_XDP_MODE_TC;
 }
 
-static siphash_key_t xdp_flow_conn_secret;
-
-/*
- * The key of the flow @tuple is a direction of: the same for both
- * directions, and not the flow's address (which the helper must not
- * learn). Never 0 (no flow).
- */
-static u64 xdp_flow_ft_conn(const struct flow_offload_tuple *tuple)
-{
-	const struct flow_offload_tuple_rhash *th =
-		container_of(tuple, struct flow_offload_tuple_rhash, tuple);
-	const struct flow_offload *flow =
-		container_of(th - tuple->dir, struct flow_offload, tuplehash[0]);
-
-	net_get_random_once(&xdp_flow_conn_secret,
-			    sizeof(xdp_flow_conn_secret));
-	return siphash_1u64((u64)(uintptr_t)flow, &xdp_flow_conn_secret) ?: 1;
-}
-
-/* A flowtable's offer: the cookie is the flow's tuple of that direction,
- * alive while the flowtable calls us. The offer has no match for a PPPoE
- * session its frames arrive in (hardware parses it by itself), and its
- * VLAN match is not among the keys it says it uses (nf_flow_rule_match()
- * sets the key's offset only): the tuple has both.
- */
-static int xdp_flow_ft_translate(struct flow_cls_offload *f,
-				 const struct xdp_flow_target *target,
-				 struct xdp_flow_rule *rule,
-				 struct netlink_ext_ack *ext)
-{
-	const struct flow_offload_tuple *tuple = (void *)f->cookie;
-	struct xdp_flow_ft_flow flow = {
-		.conn = xdp_flow_ft_conn(tuple),
-		.mtu = tuple->mtu,
-	};
-	int i;
-
-	for (i = 0; i < tuple->encap_num && i < NF_FLOW_TABLE_ENCAP_MAX; i++) {
-		if (tuple->in_vlan_ingress & BIT(i))
-			continue;	/* added by the device (a bridge's) */
-		flow.encaps++;
-		if (tuple->encap[i].proto == htons(ETH_P_PPP_SES)) {
-			flow.pppoe = true;
-			flow.pppoe_sid = tuple->encap[i].id;
-		} else {
-			flow.vlan_proto = tuple->encap[i].proto;
-			flow.vlan_tci = tuple->encap[i].id;
-		}
-	}
-	return xdp_flow_translate_ft(f, target, &flow, rule, ext);
-}
-
 /*
  * A flowtable offers a flow again about once a second while packets of it
  * take the software path (the frames XDP leaves to the stack, say): the
@@ -1137,7 +1085,7 @@ static int xdp_flow_ft_same(struct xdp_flow_entry *entry,
 	if (!rule)
 		return 1;
 	xdp_flow_target_of(entry->binding, xdev, &target);
-	err = xdp_flow_ft_translate(f, &target, rule, &ext);
+	err = xdp_flow_translate_ft(f, &target, rule, &ext);
 	same = !err && entry->kind == XDP_FLOW_ENTRY_OFFLOAD &&
 	       !memcmp(&rule->key, &entry->rule.key, sizeof(rule->key)) &&
 	       !memcmp(&rule->mask, &entry->rule.mask, sizeof(rule->mask)) &&
@@ -1160,7 +1108,7 @@ static int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
 
 	xdp_flow_target_of(b, xdev, &target);
 	if (b->ft)
-		err = xdp_flow_ft_translate(f, &target, &entry->rule, &ext);
+		err = xdp_flow_translate_ft(f, &target, &entry->rule, &ext);
 	else if (xdp_flow_other_cookie(f->cookie))
 		err = xdp_flow_translate_other(f, &target, &entry->rule, &ext);
 	else

@@ -343,14 +343,29 @@ struct xdp_flow_ft_flow {
 
 int xdp_flow_translate_ft(struct flow_cls_offload *f,
 			  const struct xdp_flow_target *t,
-			  const struct xdp_flow_ft_flow *flow,
 			  struct xdp_flow_rule *rule,
 			  struct netlink_ext_ack *extack);
-
 int xdp_flow_translate_other(struct flow_cls_offload *f,
 			     const struct xdp_flow_target *t,
 			     struct xdp_flow_rule *rule,
 			     struct netlink_ext_ack *extack);
+
+/* match.c */
+const char *xdp_flow_match(struct flow_rule *fr, __be16 proto, u32 chain,
+			   const struct xdp_flow_target *t,
+			   struct xdp_flow_key *k, struct xdp_flow_key *m);
+const char *xdp_flow_match_ports_range(struct flow_rule *fr,
+				       struct xdp_flow_rule *rule);
+
+/* actions.c */
+const char *xdp_flow_actions(struct flow_rule *fr,
+			     const struct xdp_flow_target *t,
+			     struct xdp_flow_rule *rule,
+			     struct netlink_ext_ack *extack);
+const char *xdp_flow_ft_actions(struct flow_rule *fr,
+				const struct xdp_flow_target *t,
+				const struct xdp_flow_ft_flow *flow,
+				bool v6, struct xdp_flow_rule *r);
 
 /* classifiers.c */
 u8 xdp_flow_other_cookie(unsigned long cookie);
