@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xdp_flow: a rule's actions as XDP actions, for TC rules and for the
- * flows a flowtable offers: which actions the XDP program executes
- * exactly, in which order, and why the others are refused.
+ * flows a flowtable offers.
  *
- * It owns the actions' rules and refusals; it calls netdev.c (whether a
- * redirect's target takes XDP frames).
+ * One table, indexed by flow_action_id, says what the XDP program does
+ * with each kind of action (struct xdp_flow_act): the operation that makes
+ * the XDP action of a TC rule's action, the one that takes a flowtable
+ * offer's action, and the refusals, beside the action they refuse: where
+ * it cannot come (after a rewrite, after a VLAN action, at the tc hook),
+ * and why the XDP program does not do it at all. What the operations of
+ * one rule share (what came before, what a flowtable's actions gather) is
+ * struct xdp_flow_act_state. xdp_flow_actions() and xdp_flow_ft_actions()
+ * go through a rule's actions with it, and check the whole at the end.
+ *
+ * It owns the table; it calls netdev.c (whether a redirect's target takes
+ * XDP frames).
  */
 #include <linux/if_ether.h>
 #include <linux/if_vlan.h>
@@ -18,35 +27,92 @@
 
 #include "xdp_flow.h"
 
-static const char *xdp_flow_action_msg(enum flow_action_id id)
+/*
+ * What a flowtable's offer rewrites, gathered from its pedit-style
+ * entries (net/netfilter/nf_flow_table_offload.c) before the XDP actions
+ * are made from it. @eth and @l4 hold the rewritten bytes, @eth_set and
+ * @l4_set which of them were written; @addr the addresses (IPv4 in word
+ * 0), @addr_set the words written, source then destination; @first which
+ * side (0 source, 1 destination) the offer rewrote first.
+ */
+struct xdp_flow_ft_edit {
+	u8 eth[12];
+	u16 eth_set;
+	u8 l4[4];
+	u8 l4_set;
+	__be32 addr[2][4];
+	u8 addr_set[2];
+	int first;
+};
+
+/**
+ * struct xdp_flow_act_state - what the operations of a rule's actions share
+ * @t: the device the rule is offered on
+ * @rule: the rule being made
+ * @xa: TC: the XDP action the action at hand becomes
+ * @rewrites: TC: a rewrite (pedit, csum, VLAN) came before
+ * @vlan: TC: a VLAN action came before
+ * @done: TC: a terminal action (drop, pass, goto chain, redirect) came
+ *	before
+ * @edit: flowtable: what its rewrites write
+ * @vlans: flowtable: its VLAN and PPPoE actions, the pops first
+ * @npop: flowtable: the pops among them
+ * @nvlan: flowtable: how many there are
+ * @out: flowtable: the output device
+ */
+struct xdp_flow_act_state {
+	const struct xdp_flow_target *t;
+	struct xdp_flow_rule *rule;
+	struct xdp_flow_action *xa;
+	bool rewrites;
+	bool vlan;
+	bool done;
+	struct xdp_flow_ft_edit edit;
+	struct xdp_flow_action vlans[XDP_FLOW_MAX_ACTIONS];
+	unsigned int npop;
+	unsigned int nvlan;
+	struct net_device *out;
+};
+
+/* --- TC rules: each operation makes the XDP action @s->xa --- */
+
+static const char *xdp_flow_act_drop(const struct flow_action_entry *act,
+				     struct xdp_flow_act_state *s)
 {
-	switch (id) {
-	case FLOW_ACTION_MIRRED:
-		return "xdp_flow: cannot offload action mirred egress mirror";
-	case FLOW_ACTION_REDIRECT_INGRESS:
-		return "xdp_flow: cannot offload action mirred ingress redirect";
-	case FLOW_ACTION_MIRRED_INGRESS:
-		return "xdp_flow: cannot offload action mirred ingress mirror";
-	case FLOW_ACTION_POLICE:
-		return "xdp_flow: cannot offload action police";
-	case FLOW_ACTION_CT:
-	case FLOW_ACTION_CT_METADATA:
-		return "xdp_flow: cannot offload action ct";
-	case FLOW_ACTION_TUNNEL_ENCAP:
-	case FLOW_ACTION_TUNNEL_DECAP:
-		return "xdp_flow: cannot offload action tunnel_key";
-	case FLOW_ACTION_VLAN_PUSH_ETH:
-	case FLOW_ACTION_VLAN_POP_ETH:
-		return "xdp_flow: cannot offload action vlan push_eth or pop_eth";
-	case FLOW_ACTION_TRAP:
-		return "xdp_flow: cannot offload action trap";
-	case FLOW_ACTION_SAMPLE:
-		return "xdp_flow: cannot offload action sample";
-	case FLOW_ACTION_MARK:
-		return "xdp_flow: cannot offload action skbedit mark";
-	default:
-		return "xdp_flow: cannot offload this action";
-	}
+	s->xa->id = XDP_FLOW_ACTION_DROP;
+	s->done = true;
+	return NULL;
+}
+
+static const char *xdp_flow_act_accept(const struct flow_action_entry *act,
+				       struct xdp_flow_act_state *s)
+{
+	s->xa->id = XDP_FLOW_ACTION_PASS;
+	s->done = true;
+	return NULL;
+}
+
+/* The next chain classifies the frame as it is. */
+static const char *xdp_flow_act_goto(const struct flow_action_entry *act,
+				     struct xdp_flow_act_state *s)
+{
+	s->xa->id = XDP_FLOW_ACTION_GOTO;
+	s->xa->chain = act->chain_index;
+	s->done = true;
+	return NULL;
+}
+
+static const char *xdp_flow_act_redirect(const struct flow_action_entry *act,
+					 struct xdp_flow_act_state *s)
+{
+	if (!act->dev || !net_eq(dev_net(act->dev), &init_net))
+		return "xdp_flow: redirect target is in another netns";
+	if (!s->t->tc_hook && !xdp_flow_can_xmit(act->dev))
+		return "xdp_flow: redirect target takes no XDP frames";
+	s->xa->id = XDP_FLOW_ACTION_REDIRECT;
+	s->xa->ifindex = act->dev->ifindex;
+	s->done = true;
+	return NULL;
 }
 
 /* The header bytes a pedit may rewrite: those that change neither the
@@ -136,6 +202,14 @@ static const char *xdp_flow_mangle(const struct flow_action_entry *act,
 	return NULL;
 }
 
+/* pedit (set and add) */
+static const char *xdp_flow_act_pedit(const struct flow_action_entry *act,
+				      struct xdp_flow_act_state *s)
+{
+	s->rewrites = true;
+	return xdp_flow_mangle(act, s->xa);
+}
+
 #define XDP_FLOW_CSUM_TC (TCA_CSUM_UPDATE_FLAG_IPV4HDR |		\
 			  TCA_CSUM_UPDATE_FLAG_ICMP |			\
 			  TCA_CSUM_UPDATE_FLAG_TCP | TCA_CSUM_UPDATE_FLAG_UDP)
@@ -157,6 +231,13 @@ static const char *xdp_flow_csum(const struct flow_action_entry *act,
 	if (f & TCA_CSUM_UPDATE_FLAG_UDP)
 		xa->csum_flags |= XDP_FLOW_CSUM_UDP;
 	return NULL;
+}
+
+static const char *xdp_flow_act_csum(const struct flow_action_entry *act,
+				     struct xdp_flow_act_state *s)
+{
+	s->rewrites = true;
+	return xdp_flow_csum(act, s->xa);
 }
 
 /* VLAN push and modify. The offload request carries a priority of 0 both
@@ -187,131 +268,24 @@ static const char *xdp_flow_vlan(const struct flow_action_entry *act,
 	return NULL;
 }
 
-/**
- * xdp_flow_actions() - the XDP actions of a TC rule
- * @fr: the rule
- * @t: the device it is offered on
- * @rule: gets the actions; its key and mask are made
- * @extack: for the hw_stats check's message
- *
- * Actions the XDP program executes: rewrites (pedit, csum, then VLAN), then
- * one of drop, pass, goto chain and redirect. Rewrites go only before a
- * redirect: a rewritten frame passed to the stack would meet TC again.
- *
- * Return: NULL, or why the actions cannot be offloaded.
- */
-const char *xdp_flow_actions(struct flow_rule *fr,
-			     const struct xdp_flow_target *t,
-			     struct xdp_flow_rule *rule,
-			     struct netlink_ext_ack *extack)
+static const char *xdp_flow_act_vlan(const struct flow_action_entry *act,
+				     struct xdp_flow_act_state *s)
 {
-	bool rewrites = false, vlan = false, done = false;
-	struct flow_action_entry *act;
-	const char *why = NULL;
-	int i;
+	s->rewrites = true;
+	s->vlan = true;
+	return xdp_flow_vlan(act, s->rule, s->xa);
+}
 
-	if (!flow_action_has_entries(&fr->action))
-		return "xdp_flow: cannot offload a rule without actions";
-	if (fr->action.num_entries > XDP_FLOW_MAX_ACTIONS)
-		return "xdp_flow: cannot offload more than 8 actions (pedit keys count one each)";
-	if (!flow_action_hw_stats_check(&fr->action, extack,
-					FLOW_ACTION_HW_STATS_DELAYED_BIT))
-		return "xdp_flow: cannot offload the requested hw_stats type";
-
-	flow_action_for_each(i, act, &fr->action) {
-		struct xdp_flow_action *xa = &rule->actions[i];
-
-		if (done)
-			return "xdp_flow: cannot offload actions after a terminal action";
-		switch (act->id) {
-		case FLOW_ACTION_DROP:
-			if (rewrites)
-				return "xdp_flow: cannot offload rewrites before drop";
-			xa->id = XDP_FLOW_ACTION_DROP;
-			done = true;
-			break;
-		case FLOW_ACTION_ACCEPT:
-			if (rewrites)
-				return "xdp_flow: cannot offload rewrites that end in pass";
-			xa->id = XDP_FLOW_ACTION_PASS;
-			done = true;
-			break;
-		case FLOW_ACTION_GOTO:
-			/* The next chain classifies the frame as it is. */
-			if (rewrites)
-				return "xdp_flow: cannot offload rewrites before goto chain";
-			xa->id = XDP_FLOW_ACTION_GOTO;
-			xa->chain = act->chain_index;
-			done = true;
-			break;
-		case FLOW_ACTION_REDIRECT:
-			if (!act->dev || !net_eq(dev_net(act->dev), &init_net))
-				return "xdp_flow: redirect target is in another netns";
-			if (!t->tc_hook && !xdp_flow_can_xmit(act->dev))
-				return "xdp_flow: redirect target takes no XDP frames";
-			xa->id = XDP_FLOW_ACTION_REDIRECT;
-			xa->ifindex = act->dev->ifindex;
-			done = true;
-			break;
-		case FLOW_ACTION_MANGLE:
-		case FLOW_ACTION_ADD:
-			if (t->tc_hook)
-				return "xdp_flow: the tc hook does not offload pedit";
-			if (vlan)
-				return "xdp_flow: cannot offload pedit after a vlan action";
-			why = xdp_flow_mangle(act, xa);
-			rewrites = true;
-			break;
-		case FLOW_ACTION_CSUM:
-			if (t->tc_hook)
-				return "xdp_flow: the tc hook does not offload csum";
-			if (vlan)
-				return "xdp_flow: cannot offload csum after a vlan action";
-			why = xdp_flow_csum(act, xa);
-			rewrites = true;
-			break;
-		case FLOW_ACTION_VLAN_PUSH:
-		case FLOW_ACTION_VLAN_MANGLE:
-			why = xdp_flow_vlan(act, rule, xa);
-			rewrites = true;
-			vlan = true;
-			break;
-		case FLOW_ACTION_VLAN_POP:
-			xa->id = XDP_FLOW_ACTION_VLAN_POP;
-			rewrites = true;
-			vlan = true;
-			break;
-		default:
-			return xdp_flow_action_msg(act->id);
-		}
-		if (why)
-			return why;
-	}
-	if (!done)
-		return "xdp_flow: cannot offload rewrites that end in pass";
-	rule->nr_actions = fr->action.num_entries;
+static const char *xdp_flow_act_vlan_pop(const struct flow_action_entry *act,
+					 struct xdp_flow_act_state *s)
+{
+	s->xa->id = XDP_FLOW_ACTION_VLAN_POP;
+	s->rewrites = true;
+	s->vlan = true;
 	return NULL;
 }
 
-/* --- nftables flowtables (TC_SETUP_FT) --- */
-
-/*
- * What a flowtable's offer rewrites, gathered from its pedit-style
- * entries (net/netfilter/nf_flow_table_offload.c) before the XDP actions
- * are made from it. @eth and @l4 hold the rewritten bytes, @eth_set and
- * @l4_set which of them were written; @addr the addresses (IPv4 in word
- * 0), @addr_set the words written, source then destination; @first which
- * side (0 source, 1 destination) the offer rewrote first.
- */
-struct xdp_flow_ft_edit {
-	u8 eth[12];
-	u16 eth_set;
-	u8 l4[4];
-	u8 l4_set;
-	__be32 addr[2][4];
-	u8 addr_set[2];
-	int first;
-};
+/* --- flowtable offers: each operation gathers into @s --- */
 
 /* Applies one 32-bit pedit word to @buf (@len bytes) at @off: the bits of
  * @mask are kept, the others take @val's; @set gets a bit per byte written.
@@ -382,6 +356,55 @@ static const char *xdp_flow_ft_mangle(const struct flow_action_entry *act,
 	return NULL;
 }
 
+static const char *xdp_flow_ft_act_pedit(const struct flow_action_entry *act,
+					 struct xdp_flow_act_state *s)
+{
+	return xdp_flow_ft_mangle(act, &s->edit);
+}
+
+/* What the NAT actions do incrementally, as the software path. */
+static const char *xdp_flow_ft_act_csum(const struct flow_action_entry *act,
+					struct xdp_flow_act_state *s)
+{
+	return NULL;
+}
+
+/* VLAN pops, VLAN pushes and PPPoE pushes: pops first, one encapsulation. */
+static const char *xdp_flow_ft_act_encap(const struct flow_action_entry *act,
+					 struct xdp_flow_act_state *s)
+{
+	const char *why = NULL;
+
+	if (s->nvlan == ARRAY_SIZE(s->vlans) - 1)
+		return "xdp_flow: too many VLAN actions in a flowtable flow";
+	if (act->id == FLOW_ACTION_VLAN_POP) {
+		if (s->npop != s->nvlan)
+			return "xdp_flow: flowtable VLAN pop after a push";
+		s->vlans[s->nvlan].id = XDP_FLOW_ACTION_VLAN_POP;
+		s->npop++;
+	} else if (s->nvlan > s->npop) {
+		return "xdp_flow: flowtable flow in two encapsulations";
+	} else if (act->id == FLOW_ACTION_PPPOE_PUSH) {
+		if (s->t->tc_hook)
+			return "xdp_flow: PPPoE flowtable flows need the XDP hook";
+		s->vlans[s->nvlan].id = XDP_FLOW_ACTION_PPPOE_PUSH;
+		s->vlans[s->nvlan].pppoe_sid = htons(act->pppoe.sid);
+	} else {
+		why = xdp_flow_vlan(act, s->rule, &s->vlans[s->nvlan]);
+	}
+	s->nvlan++;
+	return why;
+}
+
+static const char *xdp_flow_ft_act_redirect(const struct flow_action_entry *act,
+					    struct xdp_flow_act_state *s)
+{
+	if (s->out)
+		return "xdp_flow: cannot offload a flowtable flow with two outputs";
+	s->out = act->dev;
+	return NULL;
+}
+
 /* The NAT actions of one side: its port, then its address, as
  * nf_flow_nat_ip() and nf_flow_nat_ipv6() do them.
  */
@@ -412,6 +435,193 @@ static const char *xdp_flow_ft_nat(const struct xdp_flow_ft_edit *e,
 	return NULL;
 }
 
+/* --- the table --- */
+
+/**
+ * struct xdp_flow_act - what the XDP program does with one kind of action
+ * @tc: makes the XDP action of a TC rule's action; NULL: refused (@msg)
+ * @ft: takes a flowtable offer's action; NULL: refused (@ft_msg, @msg)
+ * @at_tc_hook: TC: why it is refused at the tc hook
+ * @after_vlan: TC: why it is refused after a VLAN action
+ * @after_rewrite: TC: why it is refused after a rewrite
+ * @msg: why it is refused where it has no operation
+ * @ft_msg: a flowtable offer's: why it is refused, when not @msg
+ */
+struct xdp_flow_act {
+	const char *(*tc)(const struct flow_action_entry *act,
+			  struct xdp_flow_act_state *s);
+	const char *(*ft)(const struct flow_action_entry *act,
+			  struct xdp_flow_act_state *s);
+	const char *at_tc_hook;
+	const char *after_vlan;
+	const char *after_rewrite;
+	const char *msg;
+	const char *ft_msg;
+};
+
+static const struct xdp_flow_act xdp_flow_act_table[NUM_FLOW_ACTIONS] = {
+	[FLOW_ACTION_DROP] = {
+		.tc = xdp_flow_act_drop,
+		.after_rewrite = "xdp_flow: cannot offload rewrites before drop",
+	},
+	[FLOW_ACTION_ACCEPT] = {
+		.tc = xdp_flow_act_accept,
+		.after_rewrite = "xdp_flow: cannot offload rewrites that end in pass",
+	},
+	[FLOW_ACTION_GOTO] = {
+		.tc = xdp_flow_act_goto,
+		.after_rewrite = "xdp_flow: cannot offload rewrites before goto chain",
+	},
+	[FLOW_ACTION_REDIRECT] = {
+		.tc = xdp_flow_act_redirect,
+		.ft = xdp_flow_ft_act_redirect,
+	},
+	[FLOW_ACTION_MANGLE] = {
+		.tc = xdp_flow_act_pedit,
+		.ft = xdp_flow_ft_act_pedit,
+		.at_tc_hook = "xdp_flow: the tc hook does not offload pedit",
+		.after_vlan = "xdp_flow: cannot offload pedit after a vlan action",
+	},
+	[FLOW_ACTION_ADD] = {
+		.tc = xdp_flow_act_pedit,
+		.at_tc_hook = "xdp_flow: the tc hook does not offload pedit",
+		.after_vlan = "xdp_flow: cannot offload pedit after a vlan action",
+	},
+	[FLOW_ACTION_CSUM] = {
+		.tc = xdp_flow_act_csum,
+		.ft = xdp_flow_ft_act_csum,
+		.at_tc_hook = "xdp_flow: the tc hook does not offload csum",
+		.after_vlan = "xdp_flow: cannot offload csum after a vlan action",
+	},
+	[FLOW_ACTION_VLAN_PUSH] = {
+		.tc = xdp_flow_act_vlan,
+		.ft = xdp_flow_ft_act_encap,
+	},
+	[FLOW_ACTION_VLAN_MANGLE] = {
+		.tc = xdp_flow_act_vlan,
+	},
+	[FLOW_ACTION_VLAN_POP] = {
+		.tc = xdp_flow_act_vlan_pop,
+		.ft = xdp_flow_ft_act_encap,
+	},
+	[FLOW_ACTION_PPPOE_PUSH] = {
+		.ft = xdp_flow_ft_act_encap,
+	},
+	[FLOW_ACTION_MIRRED] = {
+		.msg = "xdp_flow: cannot offload action mirred egress mirror",
+	},
+	[FLOW_ACTION_REDIRECT_INGRESS] = {
+		.msg = "xdp_flow: cannot offload action mirred ingress redirect",
+	},
+	[FLOW_ACTION_MIRRED_INGRESS] = {
+		.msg = "xdp_flow: cannot offload action mirred ingress mirror",
+	},
+	[FLOW_ACTION_POLICE] = {
+		.msg = "xdp_flow: cannot offload action police",
+	},
+	[FLOW_ACTION_CT] = {
+		.msg = "xdp_flow: cannot offload action ct",
+	},
+	[FLOW_ACTION_CT_METADATA] = {
+		.msg = "xdp_flow: cannot offload action ct",
+	},
+	[FLOW_ACTION_TUNNEL_ENCAP] = {
+		.msg = "xdp_flow: cannot offload action tunnel_key",
+		.ft_msg = "xdp_flow: cannot offload tunnels of flowtable flows",
+	},
+	[FLOW_ACTION_TUNNEL_DECAP] = {
+		.msg = "xdp_flow: cannot offload action tunnel_key",
+		.ft_msg = "xdp_flow: cannot offload tunnels of flowtable flows",
+	},
+	[FLOW_ACTION_VLAN_PUSH_ETH] = {
+		.msg = "xdp_flow: cannot offload action vlan push_eth or pop_eth",
+	},
+	[FLOW_ACTION_VLAN_POP_ETH] = {
+		.msg = "xdp_flow: cannot offload action vlan push_eth or pop_eth",
+	},
+	[FLOW_ACTION_TRAP] = {
+		.msg = "xdp_flow: cannot offload action trap",
+	},
+	[FLOW_ACTION_SAMPLE] = {
+		.msg = "xdp_flow: cannot offload action sample",
+	},
+	[FLOW_ACTION_MARK] = {
+		.msg = "xdp_flow: cannot offload action skbedit mark",
+	},
+};
+
+static const struct xdp_flow_act *xdp_flow_act_get(enum flow_action_id id)
+{
+	if ((unsigned int)id >= ARRAY_SIZE(xdp_flow_act_table))
+		return NULL;
+	return &xdp_flow_act_table[id];
+}
+
+/* Why an action (@a, NULL: unknown) without an operation is refused. */
+static const char *xdp_flow_act_refused(const struct xdp_flow_act *a, bool ft)
+{
+	if (a && ft && a->ft_msg)
+		return a->ft_msg;
+	if (a && a->msg)
+		return a->msg;
+	return "xdp_flow: cannot offload this action";
+}
+
+/**
+ * xdp_flow_actions() - the XDP actions of a TC rule
+ * @fr: the rule
+ * @t: the device it is offered on
+ * @rule: gets the actions; its key and mask are made
+ * @extack: for the hw_stats check's message
+ *
+ * Actions the XDP program executes: rewrites (pedit, csum, then VLAN), then
+ * one of drop, pass, goto chain and redirect. Rewrites go only before a
+ * redirect: a rewritten frame passed to the stack would meet TC again.
+ *
+ * Return: NULL, or why the actions cannot be offloaded.
+ */
+const char *xdp_flow_actions(struct flow_rule *fr,
+			     const struct xdp_flow_target *t,
+			     struct xdp_flow_rule *rule,
+			     struct netlink_ext_ack *extack)
+{
+	struct xdp_flow_act_state s = { .t = t, .rule = rule };
+	const struct xdp_flow_act *a;
+	struct flow_action_entry *act;
+	const char *why;
+	int i;
+
+	if (!flow_action_has_entries(&fr->action))
+		return "xdp_flow: cannot offload a rule without actions";
+	if (fr->action.num_entries > XDP_FLOW_MAX_ACTIONS)
+		return "xdp_flow: cannot offload more than 8 actions (pedit keys count one each)";
+	if (!flow_action_hw_stats_check(&fr->action, extack,
+					FLOW_ACTION_HW_STATS_DELAYED_BIT))
+		return "xdp_flow: cannot offload the requested hw_stats type";
+
+	flow_action_for_each(i, act, &fr->action) {
+		if (s.done)
+			return "xdp_flow: cannot offload actions after a terminal action";
+		a = xdp_flow_act_get(act->id);
+		if (!a || !a->tc)
+			return xdp_flow_act_refused(a, false);
+		if (t->tc_hook && a->at_tc_hook)
+			return a->at_tc_hook;
+		if (s.vlan && a->after_vlan)
+			return a->after_vlan;
+		if (s.rewrites && a->after_rewrite)
+			return a->after_rewrite;
+		s.xa = &rule->actions[i];
+		why = a->tc(act, &s);
+		if (why)
+			return why;
+	}
+	if (!s.done)
+		return "xdp_flow: cannot offload rewrites that end in pass";
+	rule->nr_actions = fr->action.num_entries;
+	return NULL;
+}
+
 /**
  * xdp_flow_ft_actions() - the XDP actions of a flowtable's offer
  * @fr: the offer
@@ -434,93 +644,59 @@ const char *xdp_flow_ft_actions(struct flow_rule *fr,
 				const struct xdp_flow_ft_flow *flow,
 				bool v6, struct xdp_flow_rule *r)
 {
-	struct xdp_flow_action vlan[XDP_FLOW_MAX_ACTIONS] = {};
-	unsigned int npop = 0;
-	struct xdp_flow_ft_edit e = { .first = -1 };
+	struct xdp_flow_act_state s = {
+		.t = t,
+		.rule = r,
+		.edit = { .first = -1 },
+	};
 	struct xdp_flow_action *route = &r->actions[0];
+	const struct xdp_flow_act *a;
 	struct flow_action_entry *act;
-	struct net_device *out = NULL;
-	unsigned int nvlan = 0, i;
-	const char *why = NULL;
+	const char *why;
+	unsigned int i;
 	int k;
 
 	flow_action_for_each(k, act, &fr->action) {
-		switch (act->id) {
-		case FLOW_ACTION_MANGLE:
-			why = xdp_flow_ft_mangle(act, &e);
-			break;
-		case FLOW_ACTION_CSUM:
-			break;
-		case FLOW_ACTION_VLAN_POP:
-		case FLOW_ACTION_VLAN_PUSH:
-		case FLOW_ACTION_PPPOE_PUSH:
-			if (nvlan == ARRAY_SIZE(vlan) - 1)
-				return "xdp_flow: too many VLAN actions in a flowtable flow";
-			if (act->id == FLOW_ACTION_VLAN_POP) {
-				if (npop != nvlan)
-					return "xdp_flow: flowtable VLAN pop after a push";
-				vlan[nvlan].id = XDP_FLOW_ACTION_VLAN_POP;
-				npop++;
-			} else if (nvlan > npop) {
-				return "xdp_flow: flowtable flow in two encapsulations";
-			} else if (act->id == FLOW_ACTION_PPPOE_PUSH) {
-				if (t->tc_hook)
-					return "xdp_flow: PPPoE flowtable flows need the XDP hook";
-				vlan[nvlan].id = XDP_FLOW_ACTION_PPPOE_PUSH;
-				vlan[nvlan].pppoe_sid = htons(act->pppoe.sid);
-			} else {
-				why = xdp_flow_vlan(act, r, &vlan[nvlan]);
-			}
-			nvlan++;
-			break;
-		case FLOW_ACTION_REDIRECT:
-			if (out)
-				return "xdp_flow: cannot offload a flowtable flow with two outputs";
-			out = act->dev;
-			break;
-		case FLOW_ACTION_TUNNEL_ENCAP:
-		case FLOW_ACTION_TUNNEL_DECAP:
-			return "xdp_flow: cannot offload tunnels of flowtable flows";
-		default:
-			return xdp_flow_action_msg(act->id);
-		}
+		a = xdp_flow_act_get(act->id);
+		if (!a || !a->ft)
+			return xdp_flow_act_refused(a, true);
+		why = a->ft(act, &s);
 		if (why)
 			return why;
 	}
-	if (!out || !net_eq(dev_net(out), &init_net))
+	if (!s.out || !net_eq(dev_net(s.out), &init_net))
 		return "xdp_flow: flowtable flow without an output in the initial netns";
-	if (!t->tc_hook && !xdp_flow_can_xmit(out))
+	if (!t->tc_hook && !xdp_flow_can_xmit(s.out))
 		return "xdp_flow: redirect target takes no XDP frames";
-	if (e.eth_set != 0xfff)
+	if (s.edit.eth_set != 0xfff)
 		return "xdp_flow: flowtable flow without both Ethernet addresses";
 	if (!flow->mtu)
 		return "xdp_flow: flowtable flow without an MTU";
 	if (flow->pppoe) {
 		if (t->tc_hook)
 			return "xdp_flow: PPPoE flowtable flows need the XDP hook";
-		memmove(&vlan[npop + 1], &vlan[npop],
-			(nvlan - npop) * sizeof(vlan[0]));
-		memset(&vlan[npop], 0, sizeof(vlan[0]));
-		vlan[npop].id = XDP_FLOW_ACTION_PPPOE_POP;
-		nvlan++;
+		memmove(&s.vlans[s.npop + 1], &s.vlans[s.npop],
+			(s.nvlan - s.npop) * sizeof(s.vlans[0]));
+		memset(&s.vlans[s.npop], 0, sizeof(s.vlans[0]));
+		s.vlans[s.npop].id = XDP_FLOW_ACTION_PPPOE_POP;
+		s.nvlan++;
 	}
 
 	route->id = XDP_FLOW_ACTION_FT_ROUTE;
 	route->ft_route.mtu = flow->mtu;
-	memcpy(route->ft_route.eth_dst, e.eth, ETH_ALEN);
-	memcpy(route->ft_route.eth_src, e.eth + ETH_ALEN, ETH_ALEN);
+	memcpy(route->ft_route.eth_dst, s.edit.eth, ETH_ALEN);
+	memcpy(route->ft_route.eth_src, s.edit.eth + ETH_ALEN, ETH_ALEN);
 	r->nr_actions = 1;
-	why = xdp_flow_ft_nat(&e, e.first == 1 ? 1 : 0, v6, r);
-	why = why ?: xdp_flow_ft_nat(&e, e.first == 1 ? 0 : 1, v6, r);
+	why = xdp_flow_ft_nat(&s.edit, s.edit.first == 1 ? 1 : 0, v6, r);
+	why = why ?: xdp_flow_ft_nat(&s.edit, s.edit.first == 1 ? 0 : 1, v6, r);
 	if (why)
 		return why;
-	if (r->nr_actions + nvlan + 1 > XDP_FLOW_MAX_ACTIONS)
+	if (r->nr_actions + s.nvlan + 1 > XDP_FLOW_MAX_ACTIONS)
 		return "xdp_flow: cannot offload a flowtable flow of this many rewrites";
-	for (i = 0; i < nvlan; i++)
-		r->actions[r->nr_actions++] = vlan[i];
+	for (i = 0; i < s.nvlan; i++)
+		r->actions[r->nr_actions++] = s.vlans[i];
 	r->actions[r->nr_actions].id = XDP_FLOW_ACTION_REDIRECT;
-	r->actions[r->nr_actions].ifindex = out->ifindex;
+	r->actions[r->nr_actions].ifindex = s.out->ifindex;
 	r->nr_actions++;
 	return NULL;
 }
-
