@@ -385,7 +385,7 @@ void xdp_flow_genl_exit(void);
 extern const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1];
 int xdp_flow_parse_reply(const void *buf, size_t len, struct nlattr **tb);
 
-/* helper.c: the helper's life and the channel to it */
+/* helper.c: the helper's life */
 /* The helper's image (umh_blob.S), init data: later it is in a shmem file. */
 extern const char xdp_flow_umh_start[], xdp_flow_umh_end[];
 int xdp_flow_helper_init(const struct genl_family *family, int (*replay)(void));
@@ -394,8 +394,44 @@ void xdp_flow_helper_stop(void);
 void xdp_flow_helper_exit(void);
 int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
 			  int tc_prog_fd, struct netlink_ext_ack *extack);
-u32 xdp_flow_helper_state(void);
 void xdp_flow_helper_status(u32 *state, pid_t *pid, u32 *restarts);
+
+/* reply.c: the channel the helper's answers come on */
+int xdp_flow_reply_init(void);
+struct socket *xdp_flow_reply_open(void);
+void xdp_flow_reply_exit(void);
+
+/* requests.c: requests to the helper and their answers */
+
+/**
+ * struct xdp_flow_link - where requests go, and whom to tell that the
+ *	helper misbehaves
+ * @state: enum xdp_flow_helper_state
+ * @portid: the generic netlink port the helper said HELLO from, while
+ *	RUNNING
+ * @progressed: a progress report came before HELLO
+ * @family: the generic netlink family requests go out on
+ * @broken: restarts the helper (helper.c)
+ *
+ * helper.c writes @state, @portid and @progressed under its lock; others
+ * read them with READ_ONCE().
+ */
+struct xdp_flow_link {
+	u32 state;
+	u32 portid;
+	bool progressed;
+	const struct genl_family *family;
+	void (*broken)(const char *why);
+};
+
+extern struct xdp_flow_link xdp_flow_link;
+void xdp_flow_requests_init(const struct genl_family *family,
+			    void (*broken)(const char *why));
+void xdp_flow_requests_stop(void);
+void xdp_flow_requests_exit(void);
+void xdp_flow_requests_fail(int err);
+int xdp_flow_helper_reply(struct nlattr **attrs);
+u32 xdp_flow_helper_state(void);
 int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 			 const struct xdp_flow_rule *rule,
 			 struct xdp_flow_stats *stats,
