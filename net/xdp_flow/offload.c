@@ -32,191 +32,8 @@
 
 #include "xdp_flow.h"
 
-/* See xdp_flow.h: never held while waiting for something that needs rtnl. */
-DEFINE_MUTEX(xdp_flow_lock);
-LIST_HEAD(xdp_flow_devs);
-static LIST_HEAD(xdp_flow_bindings);
 /* Our flow_block_cbs; TC unlinks them from here itself when it cleans up. */
 static LIST_HEAD(xdp_flow_block_cb_list);
-static DEFINE_IDA(xdp_flow_ids);
-/* Where the search for a free rule id starts: see xdp_flow_id_get(). */
-static unsigned int xdp_flow_id_next;
-/* Rule ids taken, shields' included (xdp-flow status). */
-static atomic_t xdp_flow_ids_used = ATOMIC_INIT(0);
-
-struct xdp_flow_dev *xdp_flow_dev_find(int ifindex)
-{
-	struct xdp_flow_dev *xdev;
-
-	list_for_each_entry(xdev, &xdp_flow_devs, list)
-		if (xdev->ifindex == ifindex)
-			return xdev;
-	return NULL;
-}
-
-static bool xdp_flow_helper_running(void)
-{
-	return xdp_flow_helper_state() == XDP_FLOW_HELPER_RUNNING;
-}
-
-/*
- * What a helper may still hold that the module has let go of: rules deleted
- * (ids, kept allocated) and devices disabled (ifindexes) while no helper
- * took them out. The next helper gets these first, before the replay.
- */
-static DEFINE_XARRAY(xdp_flow_stale_rules);
-static DEFINE_XARRAY(xdp_flow_stale_links);
-
-/* Set once the module is going: the helper is gone, and so is XDP. */
-static bool xdp_flow_exiting;
-
-/*
- * A rule change reached no helper: XDP must no longer act on the tables
- * the last one left (see dpmaps.c) until a helper has replayed the rules.
- */
-static void xdp_flow_undelivered(void)
-{
-	if (!xdp_flow_exiting)
-		xdp_flow_gate_set(true);
-}
-
-/* Caller holds xdp_flow_lock. */
-static void xdp_flow_stale_link(int ifindex)
-{
-	xa_store(&xdp_flow_stale_links, ifindex, xa_mk_value(0), GFP_KERNEL);
-	xdp_flow_undelivered();
-}
-
-/* --- flower masks: rank the rules of one prio as flower tries them --- */
-
-/* Every lookup holds xdp_flow_lock: a mask may be freed once removed. */
-static const struct rhashtable_params xdp_flow_mask_params = {
-	.key_len = sizeof(struct xdp_flow_mask_key),
-	.key_offset = offsetof(struct xdp_flow_mask_ref, key),
-	.head_offset = offsetof(struct xdp_flow_mask_ref, node),
-	.automatic_shrinking = true,
-};
-
-static struct xdp_flow_mask_ref *
-xdp_flow_mask_get(struct xdp_flow_binding *b, u32 chain, u16 prio,
-		  const void *fl_mask)
-{
-	struct xdp_flow_mask_key key = {
-		.fl_mask = fl_mask,
-		.chain = chain,
-		.prio = prio,
-	};
-	struct xdp_flow_mask_ref *ref;
-
-	ref = rhashtable_lookup_fast(&b->masks, &key, xdp_flow_mask_params);
-	if (ref) {
-		ref->refcnt++;
-		return ref;
-	}
-	ref = kzalloc_obj(*ref, GFP_KERNEL);
-	if (!ref)
-		return NULL;
-	ref->key = key;
-	ref->binding = b;
-	ref->refcnt = 1;
-	if (rhashtable_insert_fast(&b->masks, &ref->node,
-				   xdp_flow_mask_params)) {
-		kfree(ref);
-		return NULL;
-	}
-	ref->rank = b->next_rank++;
-	return ref;
-}
-
-static void xdp_flow_mask_put(struct xdp_flow_mask_ref *ref)
-{
-	if (--ref->refcnt)
-		return;
-	rhashtable_remove_fast(&ref->binding->masks, &ref->node,
-			       xdp_flow_mask_params);
-	kfree(ref);
-}
-
-/* --- entries --- */
-
-/* One per rule of an enabled device: 552 bytes, not kmalloc's 1 KiB. */
-static struct kmem_cache *xdp_flow_entry_cache;
-
-/* Every lookup holds xdp_flow_lock: an entry may be freed once removed. */
-static const struct rhashtable_params xdp_flow_cookie_params = {
-	.key_len = sizeof(unsigned long),
-	.key_offset = offsetof(struct xdp_flow_entry, cookie),
-	.head_offset = offsetof(struct xdp_flow_entry, node),
-	.automatic_shrinking = true,
-};
-
-static struct xdp_flow_entry *
-xdp_flow_entry_find(struct xdp_flow_binding *b, unsigned long cookie)
-{
-	return rhashtable_lookup_fast(&b->cookies, &cookie,
-				      xdp_flow_cookie_params);
-}
-
-static void xdp_flow_id_free(u32 id)
-{
-	ida_free(&xdp_flow_ids, id);
-	atomic_dec(&xdp_flow_ids_used);
-}
-
-/*
- * Gives rule id @id back, or, when a helper may still hold a rule of it
- * (@held: the module asked for its removal and no helper answered), keeps
- * it for the next helper to take out first.
- */
-static void xdp_flow_id_put(u32 id, bool held)
-{
-	if (id == XDP_FLOW_NO_ID)
-		return;
-	if (!held || xa_err(xa_store(&xdp_flow_stale_rules, id,
-				     xa_mk_value(0), GFP_KERNEL)))
-		xdp_flow_id_free(id);
-}
-
-/* Shields have the top XDP_FLOW_MAX_SHIELDS ids, rules those below. */
-static unsigned int xdp_flow_shield_id_base(void)
-{
-	return xdp_flow_max_rules() - XDP_FLOW_MAX_SHIELDS;
-}
-
-/* The fewest low rule ids xdp_flow_id_get() goes round in. */
-#define XDP_FLOW_ID_SPAN_MIN	XDP_FLOW_COUNTER_CHUNK
-
-/*
- * Takes a free rule id, round-robin rather than lowest-first, among the
- * lowest ids: twice as many as are in use, XDP_FLOW_ID_SPAN_MIN at least.
- * Before the helper gives a rule new content under an id it has just
- * taken out, it waits for XDP readers that may still hold the old rule (an
- * RCU grace period); round-robin makes that once per round rather than
- * once per delete and add. Keeping to the low ids keeps the counters the
- * helper makes per XDP_FLOW_COUNTER_CHUNK ids, per CPU, to about the rules
- * in use. Concurrent callers may race on the hint, which only moves where
- * the search starts.
- */
-static int xdp_flow_id_get(void)
-{
-	unsigned int base = xdp_flow_shield_id_base();
-	unsigned int used = atomic_read(&xdp_flow_ids_used);
-	unsigned int span = min(base, max_t(unsigned int, 2 * used,
-						   XDP_FLOW_ID_SPAN_MIN));
-	unsigned int start = READ_ONCE(xdp_flow_id_next) % span;
-	int id;
-
-	id = ida_alloc_range(&xdp_flow_ids, start, span - 1, GFP_KERNEL);
-	if (id == -ENOSPC && start)
-		id = ida_alloc_max(&xdp_flow_ids, start - 1, GFP_KERNEL);
-	if (id == -ENOSPC && span < base)
-		id = ida_alloc_range(&xdp_flow_ids, span, base - 1, GFP_KERNEL);
-	if (id >= 0) {
-		WRITE_ONCE(xdp_flow_id_next, id + 1);
-		atomic_inc(&xdp_flow_ids_used);
-	}
-	return id;
-}
 
 static void xdp_flow_entry_unwait(struct xdp_flow_entry *entry);
 
@@ -226,189 +43,7 @@ static void xdp_flow_entry_free(struct xdp_flow_entry *entry)
 {
 	xdp_flow_flight_forget(entry);
 	xdp_flow_entry_unwait(entry);
-	rhashtable_remove_fast(&entry->binding->cookies, &entry->node,
-			       xdp_flow_cookie_params);
-	list_del(&entry->list);
-	xdp_flow_mask_put(entry->mask);
-	xdp_flow_id_put(entry->rule.id, entry->stale);
-	kmem_cache_free(xdp_flow_entry_cache, entry);
-}
-
-/* --- places: what is kept of TC's rules where offload is not enabled --- */
-
-/**
- * struct xdp_flow_place - a TC rule of a device where offload is not enabled
- * @list: in the binding's places
- * @node: in the binding's place_cookies
- * @cookie: TC's cookie
- * @mask: its flower mask, which ranks it among the rules of its prio
- * @packets: packets XDP counted for the rule that TC was not told of (TC
- *	asks only for the counters of rules in_hw, and offload was disabled
- *	since); they reach TC once the rule is in XDP again
- * @bytes: their bytes
- *
- * TC offers a block's rules to a driver only as it binds the block, and
- * what it offers again later (reoffload) does not say in which order
- * flower tries its masks. So the module is bound to every block and keeps
- * this much of each rule: enough for enabling the device to offload them
- * all in TC's order. The rest is made only then (xdp_flow_places_take()).
- */
-struct xdp_flow_place {
-	struct list_head list;
-	struct rhash_head node;
-	unsigned long cookie;
-	struct xdp_flow_mask_ref *mask;
-	u64 packets;
-	u64 bytes;
-};
-
-static struct kmem_cache *xdp_flow_place_cache;
-
-static const struct rhashtable_params xdp_flow_place_params = {
-	.key_len = sizeof(unsigned long),
-	.key_offset = offsetof(struct xdp_flow_place, cookie),
-	.head_offset = offsetof(struct xdp_flow_place, node),
-	.automatic_shrinking = true,
-};
-
-static struct xdp_flow_place *
-xdp_flow_place_find(struct xdp_flow_binding *b, unsigned long cookie)
-{
-	return rhashtable_lookup_fast(&b->place_cookies, &cookie,
-				      xdp_flow_place_params);
-}
-
-static void xdp_flow_place_free(struct xdp_flow_binding *b,
-				struct xdp_flow_place *place)
-{
-	rhashtable_remove_fast(&b->place_cookies, &place->node,
-			       xdp_flow_place_params);
-	list_del(&place->list);
-	xdp_flow_mask_put(place->mask);
-	kmem_cache_free(xdp_flow_place_cache, place);
-}
-
-/* What ranks TC's rule @f among the rules of its prio: flower's mask; a
- * prio of another classifier is one rule (classifiers.c).
- */
-static const void *xdp_flow_fl_mask(const struct flow_cls_offload *f)
-{
-	return f->rule ? f->rule->match.mask : NULL;
-}
-
-/* Keeps the place of TC's rule @f on @b, whose device is not enabled. */
-static int xdp_flow_place_add(struct xdp_flow_binding *b,
-			      struct flow_cls_offload *f)
-{
-	struct xdp_flow_place *place;
-	int err;
-
-	place = kmem_cache_zalloc(xdp_flow_place_cache, GFP_KERNEL);
-	if (!place)
-		return -ENOMEM;
-	place->mask = xdp_flow_mask_get(b, f->common.chain_index,
-					f->common.prio, xdp_flow_fl_mask(f));
-	if (!place->mask) {
-		kmem_cache_free(xdp_flow_place_cache, place);
-		return -ENOMEM;
-	}
-	place->cookie = f->cookie;
-	err = rhashtable_insert_fast(&b->place_cookies, &place->node,
-				     xdp_flow_place_params);
-	if (err) {
-		xdp_flow_mask_put(place->mask);
-		kmem_cache_free(xdp_flow_place_cache, place);
-		return err;
-	}
-	list_add_tail(&place->list, &b->places);
-	return 0;
-}
-
-/*
- * Rules of one prio are ranked by their flower mask, as flower tries them.
- * Rules of one flower mask can both match a packet only through port
- * ranges, and flower then picks by insertion order, which XDP does not
- * know: the lowest bit makes a software rule win such a tie, so that XDP
- * hands the packet to TC, and an offloaded rule is never tied with another
- * one (see xdp_flow_range_conflict()).
- *
- * nftables gives every rule of a chain the chain's priority, and has a
- * mask of its own for each rule: the rank is then the rule's position in
- * the chain (nftables offloads only rules appended at its end). Its netdev
- * ingress hook runs after TC's, so its rules come after every TC rule.
- */
-static u64 xdp_flow_order(const struct xdp_flow_entry *entry)
-{
-	u64 prio = entry->mask->key.prio;
-
-	if (entry->binding->nft)
-		prio += XDP_FLOW_ORDER_NFT_BASE;
-	/* A flowtable's hook, at its priority among the offloaded chains'
-	 * (1 .. 65535): before them all from 0 down, after them all above.
-	 */
-	if (entry->binding->ft)
-		prio = XDP_FLOW_ORDER_NFT_BASE +
-		       clamp(entry->binding->prio, 0, U16_MAX + 1);
-	return (prio << 32) | ((u64)entry->mask->rank << 1) |
-	       (entry->kind == XDP_FLOW_ENTRY_OFFLOAD);
-}
-
-/* Keeps the rule in software: the XDP program hands what may match it to
- * the stack, where TC runs it.
- */
-static void xdp_flow_entry_to_software(struct xdp_flow_entry *entry)
-{
-	entry->kind = XDP_FLOW_ENTRY_SOFTWARE;
-	entry->rule.order = xdp_flow_order(entry);
-	entry->rule.flags = XDP_FLOW_RULE_F_SOFTWARE;
-	if (entry->binding->nft)
-		entry->rule.flags |= XDP_FLOW_RULE_F_NFTABLES;
-	if (entry->binding->ft)
-		entry->rule.flags |= XDP_FLOW_RULE_F_FLOWTABLE;
-	entry->rule.nr_actions = 1;
-	memset(entry->rule.actions, 0, sizeof(entry->rule.actions));
-	entry->rule.actions[0].id = XDP_FLOW_ACTION_PASS;
-}
-
-static bool xdp_flow_ranges_meet(const struct xdp_flow_port_range *a,
-				 const struct xdp_flow_port_range *b)
-{
-	/* No range: every port (the key may still pin one). */
-	return (!a->max || !b->max) || (a->min <= b->max && b->min <= a->max);
-}
-
-/*
- * Whether an offloaded rule of @entry's flower mask may match a packet
- * @entry matches: their keys agree wherever both masks have bits, and
- * their port ranges meet.
- */
-static bool xdp_flow_range_conflict(const struct xdp_flow_entry *entry)
-{
-	const struct xdp_flow_entry *o;
-	size_t i;
-
-	if (!entry->l4_src_range.max && !entry->l4_dst_range.max)
-		return false;
-	list_for_each_entry(o, &entry->binding->entries, list) {
-		const u8 *ka = (const u8 *)&entry->rule.key;
-		const u8 *ma = (const u8 *)&entry->rule.mask;
-		const u8 *kb = (const u8 *)&o->rule.key;
-		const u8 *mb = (const u8 *)&o->rule.mask;
-
-		if (o == entry || o->mask != entry->mask ||
-		    o->kind != XDP_FLOW_ENTRY_OFFLOAD)
-			continue;
-		for (i = 0; i < sizeof(entry->rule.key); i++)
-			if ((ka[i] ^ kb[i]) & ma[i] & mb[i])
-				break;
-		if (i == sizeof(entry->rule.key) &&
-		    xdp_flow_ranges_meet(&entry->l4_src_range,
-					 &o->l4_src_range) &&
-		    xdp_flow_ranges_meet(&entry->l4_dst_range,
-					 &o->l4_dst_range))
-			return true;
-	}
-	return false;
+	xdp_flow_entry_remove(entry);
 }
 
 static void xdp_flow_attach_work_fn(struct work_struct *work);
@@ -1179,7 +814,7 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 		return -EOPNOTSUPP;
 	}
 
-	entry = kmem_cache_zalloc(xdp_flow_entry_cache, GFP_KERNEL);
+	entry = xdp_flow_entry_alloc(b, f->cookie);
 	if (!entry) {
 		err = -ENOMEM;
 		goto lost;
@@ -1187,21 +822,16 @@ static int xdp_flow_cls_replace(struct xdp_flow_binding *b,
 	entry->mask = xdp_flow_mask_get(b, f->common.chain_index,
 					f->common.prio, xdp_flow_fl_mask(f));
 	if (!entry->mask) {
-		kmem_cache_free(xdp_flow_entry_cache, entry);
+		xdp_flow_entry_dealloc(entry);
 		err = -ENOMEM;
 		goto lost;
 	}
-	entry->binding = b;
-	entry->cookie = f->cookie;
-	entry->rule.id = XDP_FLOW_NO_ID;
-	err = rhashtable_insert_fast(&b->cookies, &entry->node,
-				     xdp_flow_cookie_params);
+	err = xdp_flow_entry_insert(entry);
 	if (err) {
 		xdp_flow_mask_put(entry->mask);
-		kmem_cache_free(xdp_flow_entry_cache, entry);
+		xdp_flow_entry_dealloc(entry);
 		goto lost;
 	}
-	list_add_tail(&entry->list, &b->entries);
 
 	err = xdp_flow_entry_translate(entry, f, xdev, report);
 	if (xdev->replaying)
@@ -1661,9 +1291,7 @@ static void xdp_flow_block_release(void *cb_priv)
 	xdp_flow_others_free(b);
 	list_del(&b->list);
 	mutex_unlock(&xdp_flow_lock);
-	rhashtable_destroy(&b->masks);
-	rhashtable_destroy(&b->place_cookies);
-	rhashtable_destroy(&b->cookies);
+	xdp_flow_binding_tables_destroy(b);
 	kfree(b);
 }
 
@@ -1724,18 +1352,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	b = kzalloc_obj(*b, GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
-	if (rhashtable_init(&b->cookies, &xdp_flow_cookie_params)) {
-		kfree(b);
-		return -ENOMEM;
-	}
-	if (rhashtable_init(&b->place_cookies, &xdp_flow_place_params)) {
-		rhashtable_destroy(&b->cookies);
-		kfree(b);
-		return -ENOMEM;
-	}
-	if (rhashtable_init(&b->masks, &xdp_flow_mask_params)) {
-		rhashtable_destroy(&b->place_cookies);
-		rhashtable_destroy(&b->cookies);
+	if (xdp_flow_binding_tables_init(b)) {
 		kfree(b);
 		return -ENOMEM;
 	}
@@ -1766,9 +1383,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 					    xdp_flow_block_release, bo, dev,
 					    sch, data, NULL, cleanup);
 	if (IS_ERR(block_cb)) {
-		rhashtable_destroy(&b->masks);
-		rhashtable_destroy(&b->place_cookies);
-		rhashtable_destroy(&b->cookies);
+		xdp_flow_binding_tables_destroy(b);
 		kfree(b);
 		return PTR_ERR(block_cb);
 	}
@@ -1837,45 +1452,6 @@ static int xdp_flow_indr_cb(struct net_device *dev, struct Qdisc *sch,
 }
 
 /* --- devices --- */
-
-static int xdp_flow_order_cmp(const void *a, const void *b)
-{
-	const struct xdp_flow_entry *ea = *(const struct xdp_flow_entry **)a;
-	const struct xdp_flow_entry *eb = *(const struct xdp_flow_entry **)b;
-
-	if (ea->rule.order != eb->rule.order)
-		return ea->rule.order < eb->rule.order ? -1 : 1;
-	return ea->rule.id < eb->rule.id ? -1 : ea->rule.id > eb->rule.id;
-}
-
-/* The entries of enabled devices (or of one), in TC's order. */
-static struct xdp_flow_entry **xdp_flow_sorted_entries(int ifindex,
-						       unsigned int *n)
-{
-	struct xdp_flow_entry **arr, *entry;
-	struct xdp_flow_binding *b;
-	unsigned int cnt = 0;
-
-	list_for_each_entry(b, &xdp_flow_bindings, list) {
-		if (ifindex ? b->ifindex != ifindex : !xdp_flow_dev_find(b->ifindex))
-			continue;
-		list_for_each_entry(entry, &b->entries, list)
-			cnt++;
-	}
-	arr = kvmalloc_array(cnt ?: 1, sizeof(*arr), GFP_KERNEL);
-	if (!arr)
-		return NULL;
-	cnt = 0;
-	list_for_each_entry(b, &xdp_flow_bindings, list) {
-		if (ifindex ? b->ifindex != ifindex : !xdp_flow_dev_find(b->ifindex))
-			continue;
-		list_for_each_entry(entry, &b->entries, list)
-			arr[cnt++] = entry;
-	}
-	sort(arr, cnt, sizeof(*arr), xdp_flow_order_cmp, NULL);
-	*n = cnt;
-	return arr;
-}
 
 /*
  * Room may have come free in the XDP tables: puts in the rules that wait
@@ -2065,22 +1641,16 @@ static int xdp_flow_places_take(int ifindex)
 		if (b->ifindex != ifindex)
 			continue;
 		list_for_each_entry_safe(place, tmp, &b->places, list) {
-			entry = kmem_cache_zalloc(xdp_flow_entry_cache,
-						  GFP_KERNEL);
+			entry = xdp_flow_entry_alloc(b, place->cookie);
 			if (!entry)
 				return -ENOMEM;
-			entry->binding = b;
-			entry->cookie = place->cookie;
 			entry->mask = place->mask;
-			entry->rule.id = XDP_FLOW_NO_ID;
 			entry->base.packets = place->packets;
 			entry->base.bytes = place->bytes;
-			if (rhashtable_insert_fast(&b->cookies, &entry->node,
-						   xdp_flow_cookie_params)) {
-				kmem_cache_free(xdp_flow_entry_cache, entry);
+			if (xdp_flow_entry_insert(entry)) {
+				xdp_flow_entry_dealloc(entry);
 				return -ENOMEM;
 			}
-			list_add_tail(&entry->list, &b->entries);
 			xdp_flow_entry_to_software(entry);
 			/* The mask's reference is the entry's now. */
 			place->mask->refcnt++;
@@ -2109,8 +1679,7 @@ static void xdp_flow_places_give(int ifindex)
 			    entry->installed || entry->waiting ||
 			    entry->rule.id != XDP_FLOW_NO_ID)
 				continue;
-			place = kmem_cache_zalloc(xdp_flow_place_cache,
-						  GFP_KERNEL);
+			place = xdp_flow_place_alloc();
 			if (!place)
 				return;
 			place->cookie = entry->cookie;
@@ -2121,16 +1690,13 @@ static void xdp_flow_places_give(int ifindex)
 			place->bytes = entry->base.bytes + entry->hw.bytes -
 				       entry->reported.bytes;
 			xdp_flow_entry_free(entry);
-			if (rhashtable_insert_fast(&b->place_cookies,
-						   &place->node,
-						   xdp_flow_place_params)) {
+			if (xdp_flow_place_insert(b, place)) {
 				xdp_flow_mask_put(place->mask);
-				kmem_cache_free(xdp_flow_place_cache, place);
+				xdp_flow_place_dealloc(place);
 				/* Enabling cannot order the rules now. */
 				b->unseen_rules = true;
 				continue;
 			}
-			list_add_tail(&place->list, &b->places);
 		}
 	}
 }
@@ -2288,8 +1854,7 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 		err = -ENOMEM;
 		goto unlock;
 	}
-	err = ida_alloc_range(&xdp_flow_ids, xdp_flow_shield_id_base(),
-			      xdp_flow_max_rules() - 1, GFP_KERNEL);
+	err = xdp_flow_shield_id_get();
 	if (err < 0) {
 		kfree(xdev);
 		if (err == -ENOSPC)
@@ -2298,7 +1863,6 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 					   " devices already, the most it can be");
 		goto unlock;
 	}
-	atomic_inc(&xdp_flow_ids_used);
 	xdev->shield_id = err;
 	xdev->shield_order = XDP_FLOW_NO_SHIELD;
 	xdev->lost_order = XDP_FLOW_NO_SHIELD;
@@ -2437,39 +2001,6 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 	return 0;
 }
 
-/* Caller holds xdp_flow_lock: takes out what a helper may hold stale. */
-static int xdp_flow_remove_stale(void)
-{
-	struct xdp_flow_dev *xdev;
-	unsigned long index;
-	void *entry;
-	int err;
-
-	xa_for_each(&xdp_flow_stale_rules, index, entry) {
-		err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_DEL, 0, index, 0,
-					   NULL, NULL, NULL);
-		if (err == -ESRCH || err == -ETIMEDOUT)
-			return err;
-		/* Else SYNC, at the end of the replay, takes it out. */
-		if (err && err != -ENOENT)
-			pr_warn("xdp_flow: helper kept deleted rule %lu (%d)\n",
-				index, err);
-		xa_erase(&xdp_flow_stale_rules, index);
-		xdp_flow_id_free(index);
-	}
-	xa_for_each(&xdp_flow_stale_links, index, entry) {
-		xdev = xdp_flow_dev_find(index);
-		if (!xdev || !xdev->attached) {
-			err = xdp_flow_helper_post(XDP_FLOW_CMD_DEV_DETACH,
-						   index, 0);
-			if (err)
-				return err;
-		}
-		xa_erase(&xdp_flow_stale_links, index);
-	}
-	return 0;
-}
-
 /**
  * xdp_flow_replay() - give a (new) helper everything it must hold
  *
@@ -2519,150 +2050,6 @@ int xdp_flow_replay(void)
 out:
 	mutex_unlock(&xdp_flow_lock);
 	return err;
-}
-
-/**
- * xdp_flow_ids_in_use() - rule ids taken
- *
- * Only enabled devices' rules and shields take one, and ids kept for a
- * helper to take out first.
- *
- * Return: how many.
- */
-unsigned int xdp_flow_ids_in_use(void)
-{
-	return atomic_read(&xdp_flow_ids_used);
-}
-
-unsigned int xdp_flow_rule_count(void)
-{
-	struct xdp_flow_dev *xdev;
-	unsigned int n = 0;
-
-	list_for_each_entry(xdev, &xdp_flow_devs, list)
-		n += xdev->nr_offloaded;
-	return n;
-}
-
-/* Whether @rule matches every frame of its device that reaches chain 0. */
-static bool xdp_flow_rule_takes_all(const struct xdp_flow_rule *rule)
-{
-	struct xdp_flow_key all = {
-		.ifindex = 0xffffffff,
-		.chain = 0xffffffff,
-	};
-
-	return !rule->key.chain && !memcmp(&rule->mask, &all, sizeof(all));
-}
-
-/**
- * xdp_flow_dev_first_all() - the first rule of a device that XDP hands
- *	every frame reaching it to the stack for
- * @xdev: an enabled device
- * @all: filled in when there is one
- *
- * A rule of another classifier (a matchall police at prio 1, as Open
- * vSwitch's ingress_policing_rate makes) or a flower rule without a match
- * that stays in software: frames of the device that no rule before it
- * takes go to the stack there.
- *
- * Caller holds xdp_flow_lock.
- *
- * Return: whether the device has such a rule.
- */
-bool xdp_flow_dev_first_all(const struct xdp_flow_dev *xdev,
-			    struct xdp_flow_all *all)
-{
-	const struct xdp_flow_entry *first = NULL, *entry;
-	struct xdp_flow_binding *b;
-	u8 type;
-
-	list_for_each_entry(b, &xdp_flow_bindings, list) {
-		if (b->ifindex != xdev->ifindex || b->ft)
-			continue;
-		list_for_each_entry(entry, &b->entries, list)
-			if (entry->kind == XDP_FLOW_ENTRY_SOFTWARE &&
-			    xdp_flow_rule_takes_all(&entry->rule) &&
-			    (!first || entry->rule.order < first->rule.order))
-				first = entry;
-	}
-	if (!first)
-		return false;
-	all->order = first->rule.order;
-	type = xdp_flow_other_cookie(first->cookie);
-	all->kind = type ? xdp_flow_other_name(type) :
-		    first->binding->nft ? "nftables" : "flower";
-	all->before = 0;
-	list_for_each_entry(b, &xdp_flow_bindings, list) {
-		if (b->ifindex != xdev->ifindex || b->ft)
-			continue;
-		list_for_each_entry(entry, &b->entries, list)
-			if (entry->kind == XDP_FLOW_ENTRY_OFFLOAD &&
-			    entry->installed && !entry->rule.key.chain &&
-			    entry->rule.order < all->order)
-				all->before++;
-	}
-	return true;
-}
-
-/**
- * xdp_flow_walk_entries() - walk the rules of enabled devices
- * @ifindex: only this device's, or 0 for all
- * @pos: where a previous walk stopped (zeroed: from the start); advanced
- *	past each entry visited
- * @v: what to call for each entry
- *
- * A walk goes on after the entry it visited last when that entry is still
- * there, else it skips as many entries as it visited: a dump that takes
- * many calls does not count up to where it was at each one.
- *
- * Caller holds xdp_flow_lock.
- *
- * Return: 0, or what stopped the walk.
- */
-int xdp_flow_walk_entries(int ifindex, struct xdp_flow_walk_pos *pos,
-			  const struct xdp_flow_visitor *v)
-{
-	struct xdp_flow_entry *entry, *last = NULL;
-	struct xdp_flow_binding *b;
-	unsigned long skip = 0;
-	int err;
-
-	if (pos->n) {
-		list_for_each_entry(b, &xdp_flow_bindings, list) {
-			if (b == pos->binding) {
-				last = xdp_flow_entry_find(b, pos->cookie);
-				break;
-			}
-		}
-	}
-	if (!last)
-		skip = pos->n;
-	b = last ? last->binding :
-	    list_first_entry(&xdp_flow_bindings, struct xdp_flow_binding, list);
-	list_for_each_entry_from(b, &xdp_flow_bindings, list) {
-		if (!xdp_flow_dev_find(b->ifindex) ||
-		    (ifindex && b->ifindex != ifindex)) {
-			last = NULL;
-			continue;
-		}
-		entry = last ? list_next_entry(last, list) :
-		    list_first_entry(&b->entries, struct xdp_flow_entry, list);
-		list_for_each_entry_from(entry, &b->entries, list) {
-			if (skip) {
-				skip--;
-				continue;
-			}
-			err = v->fn(entry, v->arg);
-			if (err)
-				return err;
-			pos->n++;
-			pos->binding = b;
-			pos->cookie = entry->cookie;
-		}
-		last = NULL;
-	}
-	return 0;
 }
 
 /* Whether @entry's rule sends frames out of @ifindex. */
@@ -2757,17 +2144,12 @@ int xdp_flow_offload_init(void)
 {
 	int err;
 
-	xdp_flow_entry_cache = KMEM_CACHE(xdp_flow_entry, 0);
-	if (!xdp_flow_entry_cache)
-		return -ENOMEM;
-	xdp_flow_place_cache = KMEM_CACHE(xdp_flow_place, 0);
-	if (!xdp_flow_place_cache) {
-		err = -ENOMEM;
-		goto err_cache;
-	}
+	err = xdp_flow_table_init();
+	if (err)
+		return err;
 	err = register_netdevice_notifier(&xdp_flow_netdev_nb);
 	if (err)
-		goto err_place_cache;
+		goto err_table;
 	err = flow_indr_dev_register(xdp_flow_indr_cb, NULL);
 	if (err)
 		goto err_notifier;
@@ -2775,10 +2157,8 @@ int xdp_flow_offload_init(void)
 
 err_notifier:
 	unregister_netdevice_notifier(&xdp_flow_netdev_nb);
-err_place_cache:
-	kmem_cache_destroy(xdp_flow_place_cache);
-err_cache:
-	kmem_cache_destroy(xdp_flow_entry_cache);
+err_table:
+	xdp_flow_table_exit();
 	return err;
 }
 
@@ -2786,12 +2166,8 @@ err_cache:
 void xdp_flow_offload_exit(void)
 {
 	struct xdp_flow_dev *xdev, *tmp;
-	unsigned long index;
-	void *entry;
 
-	mutex_lock(&xdp_flow_lock);
-	xdp_flow_exiting = true;
-	mutex_unlock(&xdp_flow_lock);
+	xdp_flow_table_stop();
 	flow_indr_dev_unregister(xdp_flow_indr_cb, NULL, xdp_flow_block_release);
 	unregister_netdevice_notifier(&xdp_flow_netdev_nb);
 	/* No binding is left to ask for counters or to have any. */
@@ -2803,10 +2179,7 @@ void xdp_flow_offload_exit(void)
 	rtnl_lock();
 	mutex_lock(&xdp_flow_lock);
 	xdp_flow_flights_refused_handle();
-	xa_for_each(&xdp_flow_stale_rules, index, entry)
-		xdp_flow_id_free(index);
-	xa_destroy(&xdp_flow_stale_rules);
-	xa_destroy(&xdp_flow_stale_links);
+	xdp_flow_stale_free();
 	list_for_each_entry_safe(xdev, tmp, &xdp_flow_devs, list) {
 		struct net_device *dev;
 
@@ -2820,6 +2193,5 @@ void xdp_flow_offload_exit(void)
 	mutex_unlock(&xdp_flow_lock);
 	rtnl_unlock();
 	/* Every binding, and every rule with it, went with the unregister. */
-	kmem_cache_destroy(xdp_flow_place_cache);
-	kmem_cache_destroy(xdp_flow_entry_cache);
+	xdp_flow_table_exit();
 }

@@ -94,7 +94,7 @@ struct xdp_flow_dev {
  *	the device, or since (struct xdp_flow_entry)
  * @cookies: the same rules by TC's (or nftables') cookie
  * @places: TC's rules offered while offload is not enabled on the device:
- *	only their place in TC's order (struct xdp_flow_place, offload.c)
+ *	only their place in TC's order (struct xdp_flow_place)
  * @place_cookies: the same by TC's cookie
  * @others: the chains and prios of TC's classifiers other than flower, and
  *	their rules (struct xdp_flow_other, classifiers.c)
@@ -224,13 +224,10 @@ int xdp_flow_switch_replay(void);
 /* offload.c */
 int xdp_flow_offload_init(void);
 void xdp_flow_offload_exit(void);
-struct xdp_flow_dev *xdp_flow_dev_find(int ifindex);
 int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 			struct netlink_ext_ack *extack);
 int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
 int xdp_flow_replay(void);
-unsigned int xdp_flow_rule_count(void);
-unsigned int xdp_flow_ids_in_use(void);
 unsigned int xdp_flow_in_flight(void);
 bool xdp_flow_entry_in_flight(struct xdp_flow_entry *entry);
 void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
@@ -249,8 +246,6 @@ struct xdp_flow_all {
 	unsigned int before;
 };
 
-bool xdp_flow_dev_first_all(const struct xdp_flow_dev *xdev,
-			    struct xdp_flow_all *all);
 /**
  * struct xdp_flow_visitor - what xdp_flow_walk_entries() calls
  * @fn: called for each entry; a non-zero return stops the walk
@@ -273,10 +268,81 @@ struct xdp_flow_walk_pos {
 	unsigned long cookie;
 };
 
+/**
+ * struct xdp_flow_place - a TC rule of a device where offload is not enabled
+ * @list: in the binding's places
+ * @node: in the binding's place_cookies
+ * @cookie: TC's cookie
+ * @mask: its flower mask, which ranks it among the rules of its prio
+ * @packets: packets XDP counted for the rule that TC was not told of (TC
+ *	asks only for the counters of rules in_hw, and offload was disabled
+ *	since); they reach TC once the rule is in XDP again
+ * @bytes: their bytes
+ *
+ * TC offers a block's rules to a driver only as it binds the block, and
+ * what it offers again later (reoffload) does not say in which order
+ * flower tries its masks. So the module is bound to every block and keeps
+ * this much of each rule: enough for enabling the device to offload them
+ * all in TC's order. The rest is made only then (xdp_flow_places_take()).
+ */
+struct xdp_flow_place {
+	struct list_head list;
+	struct rhash_head node;
+	unsigned long cookie;
+	struct xdp_flow_mask_ref *mask;
+	u64 packets;
+	u64 bytes;
+};
+
+/* table.c */
+extern struct list_head xdp_flow_devs;
+extern struct list_head xdp_flow_bindings;
+struct xdp_flow_dev *xdp_flow_dev_find(int ifindex);
+void xdp_flow_undelivered(void);
+void xdp_flow_stale_link(int ifindex);
+int xdp_flow_remove_stale(void);
+void xdp_flow_stale_free(void);
+void xdp_flow_table_stop(void);
+struct xdp_flow_mask_ref *xdp_flow_mask_get(struct xdp_flow_binding *b,
+					    u32 chain, u16 prio,
+					    const void *fl_mask);
+void xdp_flow_mask_put(struct xdp_flow_mask_ref *ref);
+void xdp_flow_id_free(u32 id);
+void xdp_flow_id_put(u32 id, bool held);
+int xdp_flow_id_get(void);
+int xdp_flow_shield_id_get(void);
+unsigned int xdp_flow_ids_in_use(void);
+struct xdp_flow_entry *xdp_flow_entry_find(struct xdp_flow_binding *b,
+					   unsigned long cookie);
+struct xdp_flow_entry *xdp_flow_entry_alloc(struct xdp_flow_binding *b,
+					    unsigned long cookie);
+void xdp_flow_entry_dealloc(struct xdp_flow_entry *entry);
+int xdp_flow_entry_insert(struct xdp_flow_entry *entry);
+void xdp_flow_entry_remove(struct xdp_flow_entry *entry);
+struct xdp_flow_place *xdp_flow_place_find(struct xdp_flow_binding *b,
+					   unsigned long cookie);
+void xdp_flow_place_free(struct xdp_flow_binding *b,
+			 struct xdp_flow_place *place);
+const void *xdp_flow_fl_mask(const struct flow_cls_offload *f);
+int xdp_flow_place_add(struct xdp_flow_binding *b, struct flow_cls_offload *f);
+struct xdp_flow_place *xdp_flow_place_alloc(void);
+void xdp_flow_place_dealloc(struct xdp_flow_place *place);
+int xdp_flow_place_insert(struct xdp_flow_binding *b,
+			  struct xdp_flow_place *place);
+u64 xdp_flow_order(const struct xdp_flow_entry *entry);
+void xdp_flow_entry_to_software(struct xdp_flow_entry *entry);
+bool xdp_flow_range_conflict(const struct xdp_flow_entry *entry);
+int xdp_flow_order_cmp(const void *a, const void *b);
+struct xdp_flow_entry **xdp_flow_sorted_entries(int ifindex, unsigned int *n);
+unsigned int xdp_flow_rule_count(void);
+bool xdp_flow_dev_first_all(const struct xdp_flow_dev *xdev,
+			    struct xdp_flow_all *all);
 int xdp_flow_walk_entries(int ifindex, struct xdp_flow_walk_pos *pos,
 			  const struct xdp_flow_visitor *v);
-
-extern struct list_head xdp_flow_devs;
+int xdp_flow_binding_tables_init(struct xdp_flow_binding *b);
+void xdp_flow_binding_tables_destroy(struct xdp_flow_binding *b);
+int xdp_flow_table_init(void);
+void xdp_flow_table_exit(void);
 
 /**
  * struct xdp_flow_target - the device a rule is offered on, as translation
@@ -432,6 +498,13 @@ void xdp_flow_requests_exit(void);
 void xdp_flow_requests_fail(int err);
 int xdp_flow_helper_reply(struct nlattr **attrs);
 u32 xdp_flow_helper_state(void);
+
+/* Whether a helper has registered: requests may go to it. */
+static inline bool xdp_flow_helper_running(void)
+{
+	return xdp_flow_helper_state() == XDP_FLOW_HELPER_RUNNING;
+}
+
 int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 			 const struct xdp_flow_rule *rule,
 			 struct xdp_flow_stats *stats,
