@@ -228,8 +228,6 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 			struct netlink_ext_ack *extack);
 int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
 int xdp_flow_replay(void);
-unsigned int xdp_flow_in_flight(void);
-bool xdp_flow_entry_in_flight(struct xdp_flow_entry *entry);
 void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
 
 /**
@@ -343,6 +341,43 @@ int xdp_flow_binding_tables_init(struct xdp_flow_binding *b);
 void xdp_flow_binding_tables_destroy(struct xdp_flow_binding *b);
 int xdp_flow_table_init(void);
 void xdp_flow_table_exit(void);
+
+/* attach.c */
+extern bool xdp_flow_attach_due;
+void xdp_flow_attach_wait(int passes);
+void xdp_flow_attach_now(void);
+void xdp_flow_attach_after_linger(void);
+int xdp_flow_attach_passes_read(void);
+void xdp_flow_attach_flush(void);
+void xdp_flow_attach_exit(void);
+
+/* shield.c */
+extern unsigned int xdp_flow_nr_waiting;
+int xdp_flow_shield_send(struct xdp_flow_dev *xdev, u64 order);
+void xdp_flow_shield_set(struct xdp_flow_dev *xdev, u64 order);
+u64 xdp_flow_waiting_min(const struct xdp_flow_dev *xdev);
+void xdp_flow_dev_lost(struct xdp_flow_dev *xdev,
+		       const struct flow_cls_offload *f);
+void xdp_flow_entry_wait(struct xdp_flow_entry *entry);
+void xdp_flow_entry_unwait(struct xdp_flow_entry *entry);
+void xdp_flow_shield_free(struct xdp_flow_dev *xdev);
+
+/* install.c */
+bool xdp_flow_entry_set_installed(struct xdp_flow_entry *entry, bool installed);
+int xdp_flow_entry_install(struct xdp_flow_entry *entry,
+			   struct netlink_ext_ack *extack);
+void xdp_flow_entry_refused(struct xdp_flow_entry *entry, int err);
+void xdp_flow_flight_forget(struct xdp_flow_entry *entry);
+void xdp_flow_flights_refused_handle(void);
+unsigned int xdp_flow_in_flight(void);
+bool xdp_flow_entry_in_flight(struct xdp_flow_entry *entry);
+int xdp_flow_entry_post(struct xdp_flow_entry *entry, bool offer);
+void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry);
+void xdp_flow_entry_free(struct xdp_flow_entry *entry);
+void xdp_flow_retry_waiting(void);
+int xdp_flow_install_all(int ifindex);
+void xdp_flow_uninstall_all(int ifindex);
+void xdp_flow_flights_exit(void);
 
 /**
  * struct xdp_flow_target - the device a rule is offered on, as translation
