@@ -228,7 +228,6 @@ int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 			struct netlink_ext_ack *extack);
 int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
 int xdp_flow_replay(void);
-void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
 
 /**
  * struct xdp_flow_all - a device's first rule that hands every frame
@@ -378,6 +377,23 @@ void xdp_flow_retry_waiting(void);
 int xdp_flow_install_all(int ifindex);
 void xdp_flow_uninstall_all(int ifindex);
 void xdp_flow_flights_exit(void);
+
+/* stats.c */
+void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
+int xdp_flow_cls_stats(struct xdp_flow_binding *b, struct flow_cls_offload *f,
+		       bool refresh);
+void xdp_flow_refresh_all(int ifindex);
+int xdp_flow_nft_stats(struct xdp_flow_binding *b, struct flow_cls_offload *f);
+void xdp_flow_nft_stats_later(void);
+void xdp_flow_stats_exit(void);
+
+/* rules.c */
+int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
+			     struct flow_cls_offload *f,
+			     const struct xdp_flow_dev *xdev,
+			     struct netlink_ext_ack *report);
+int xdp_flow_cls_replace(struct xdp_flow_binding *b, struct flow_cls_offload *f);
+int xdp_flow_cls_destroy(struct xdp_flow_binding *b, struct flow_cls_offload *f);
 
 /**
  * struct xdp_flow_target - the device a rule is offered on, as translation
