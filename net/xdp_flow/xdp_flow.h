@@ -387,6 +387,10 @@ int xdp_flow_nft_stats(struct xdp_flow_binding *b, struct flow_cls_offload *f);
 void xdp_flow_nft_stats_later(void);
 void xdp_flow_stats_exit(void);
 
+/* block.c */
+int xdp_flow_block_init(void);
+void xdp_flow_block_exit(void);
+
 /* rules.c */
 int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
 			     struct flow_cls_offload *f,
