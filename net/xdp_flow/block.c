@@ -3,9 +3,12 @@
  * xdp_flow: the indirect flow-block driver.
  *
  * The module binds to the clsact-ingress flow block of every device TC or
- * nftables offers it (TC's blocks, nftables netdev chains and flowtables)
- * and answers what they offer on it. What is particular to each kind of
- * block is here; what a rule's offer does is rules.c's.
+ * nftables offers it, and answers what is offered there with a callback
+ * for each kind of binder: TC's blocks (flower rules, and the prios of
+ * other classifiers), nftables netdev chains (whose transaction wants the
+ * answer, and which ask for counters under RCU) and flowtables (a flow's
+ * direction at a time, behind what runs before their hook). What a rule's
+ * offer does is rules.c's.
  *
  * It owns the bindings' life and the callbacks; it calls rules.c,
  * stats.c, install.c, attach.c, table.c and classifiers.c.
@@ -24,6 +27,94 @@
 
 /* Our flow_block_cbs; TC unlinks them from here itself when it cleans up. */
 static LIST_HEAD(xdp_flow_block_cb_list);
+
+/*
+ * Ends a callback of TC's or an nftables chain's block, which may have
+ * installed a device's first offloaded rule: drops xdp_flow_lock, then
+ * waits for the attach that made due (@passes: the attach work's passes
+ * when the callback began).
+ */
+static void xdp_flow_cb_unlock(int passes)
+{
+	bool due;
+
+	due = xdp_flow_attach_due;
+	xdp_flow_attach_due = false;
+	mutex_unlock(&xdp_flow_lock);
+	if (due)
+		xdp_flow_attach_wait(passes);
+}
+
+/* --- TC's blocks --- */
+
+/*
+ * A rule of matchall, u32 or bpf: TC runs it, and its prio is a software
+ * rule that no offloaded rule after it overtakes (classifiers.c). Caller
+ * holds xdp_flow_lock. Never in_hw: returns -EOPNOTSUPP.
+ */
+static int xdp_flow_other_change(struct xdp_flow_binding *b,
+				 enum tc_setup_type type, void *type_data)
+{
+	struct xdp_flow_dev *xdev;
+	struct flow_cls_offload f;
+	struct xdp_flow_all all;
+
+	if (!xdp_flow_other_offer(b, type, type_data, &f))
+		return -EOPNOTSUPP;
+	if (f.command != FLOW_CLS_REPLACE) {
+		xdp_flow_cls_destroy(b, &f);
+		return -EOPNOTSUPP;
+	}
+	xdp_flow_cls_replace(b, &f);
+	xdev = xdp_flow_dev_find(b->ifindex);
+	if (!xdev)
+		return -EOPNOTSUPP;
+	if (!f.common.chain_index && xdp_flow_dev_first_all(xdev, &all) &&
+	    all.order >> 32 == f.common.prio && !all.before)
+		pr_warn_ratelimited("xdp_flow: %s: %s rules at prio %u stay in software and come first: every frame of the device goes to the stack, none is handled in XDP\n",
+				    netdev_name(b->dev),
+				    xdp_flow_other_name(type), f.common.prio);
+	else
+		pr_info_ratelimited("xdp_flow: %s: %s rules at chain %u prio %u stay in software: XDP hands the frames that reach them to the stack\n",
+				    netdev_name(b->dev),
+				    xdp_flow_other_name(type),
+				    f.common.chain_index, f.common.prio);
+	return -EOPNOTSUPP;
+}
+
+/* The callback of TC's blocks: flower rules and other classifiers' prios. */
+static int xdp_flow_tc_cb(enum tc_setup_type type, void *type_data,
+			  void *cb_priv)
+{
+	int passes = xdp_flow_attach_passes_read();
+	struct xdp_flow_binding *b = cb_priv;
+	struct flow_cls_offload *f = type_data;
+	int err;
+
+	mutex_lock(&xdp_flow_lock);
+	if (type != TC_SETUP_CLSFLOWER) {
+		err = xdp_flow_other_change(b, type, type_data);
+		goto unlock;
+	}
+	switch (f->command) {
+	case FLOW_CLS_REPLACE:
+		err = xdp_flow_cls_replace(b, f);
+		break;
+	case FLOW_CLS_DESTROY:
+		err = xdp_flow_cls_destroy(b, f);
+		break;
+	case FLOW_CLS_STATS:
+		err = xdp_flow_cls_stats(b, f, true);
+		break;
+	default:
+		err = -EOPNOTSUPP;
+	}
+unlock:
+	xdp_flow_cb_unlock(passes);
+	return err;
+}
+
+/* --- nftables netdev chains --- */
 
 /*
  * nftables keeps no rule in software that a driver refused: the whole
@@ -45,6 +136,42 @@ static void xdp_flow_nft_refused(struct xdp_flow_binding *b,
 	pr_info_ratelimited("xdp_flow: %s: nftables rule not offloaded (%d)%s%s\n",
 			    netdev_name(b->dev), err, msg ? ": " : "",
 			    msg ? msg : "");
+}
+
+/*
+ * The callback of an nftables netdev chain's block: its rules, and their
+ * counters, which nftables asks for under rcu_read_lock().
+ */
+static int xdp_flow_nft_cb(enum tc_setup_type type, void *type_data,
+			   void *cb_priv)
+{
+	int passes = xdp_flow_attach_passes_read();
+	struct xdp_flow_binding *b = cb_priv;
+	struct flow_cls_offload *f = type_data;
+	int err;
+
+	if (type != TC_SETUP_CLSFLOWER)
+		return -EOPNOTSUPP;
+	if (f->command == FLOW_CLS_STATS)
+		return xdp_flow_nft_stats(b, f);
+
+	mutex_lock(&xdp_flow_lock);
+	switch (f->command) {
+	case FLOW_CLS_REPLACE:
+		err = xdp_flow_cls_replace(b, f);
+		if (err)
+			xdp_flow_nft_refused(b, f, err);
+		else
+			xdp_flow_nft_stats_later();
+		break;
+	case FLOW_CLS_DESTROY:
+		err = xdp_flow_cls_destroy(b, f);
+		break;
+	default:
+		err = -EOPNOTSUPP;
+	}
+	xdp_flow_cb_unlock(passes);
+	return err;
 }
 
 /* --- nftables flowtables --- */
@@ -128,13 +255,20 @@ static const char *xdp_flow_ft_conflict(const struct net_device *dev,
 	return NULL;
 }
 
-/* REPLACE, DESTROY and STATS of a flowtable's flows, one direction each. */
-static int xdp_flow_ft_cb(struct xdp_flow_binding *b,
-			  struct flow_cls_offload *f)
+/*
+ * The callback of a flowtable's block: REPLACE, DESTROY and STATS of its
+ * flows, one direction each.
+ */
+static int xdp_flow_ft_cb(enum tc_setup_type type, void *type_data,
+			  void *cb_priv)
 {
+	struct xdp_flow_binding *b = cb_priv;
+	struct flow_cls_offload *f = type_data;
 	const char *why;
 	int err;
 
+	if (type != TC_SETUP_CLSFLOWER)
+		return -EOPNOTSUPP;
 	/* Only REPLACE carries the flow; the others name it by cookie. */
 	if (f->command == FLOW_CLS_REPLACE && !xdp_flow_ft_mine(b, f))
 		return -EOPNOTSUPP;
@@ -174,89 +308,17 @@ static int xdp_flow_ft_cb(struct xdp_flow_binding *b,
 	return err;
 }
 
-/*
- * A rule of matchall, u32 or bpf: TC runs it, and its prio is a software
- * rule that no offloaded rule after it overtakes (classifiers.c). Caller
- * holds xdp_flow_lock. Never in_hw: returns -EOPNOTSUPP.
- */
-static int xdp_flow_other_change(struct xdp_flow_binding *b,
-				 enum tc_setup_type type, void *type_data)
-{
-	struct xdp_flow_dev *xdev;
-	struct flow_cls_offload f;
-	struct xdp_flow_all all;
-
-	if (!xdp_flow_other_offer(b, type, type_data, &f))
-		return -EOPNOTSUPP;
-	if (f.command != FLOW_CLS_REPLACE) {
-		xdp_flow_cls_destroy(b, &f);
-		return -EOPNOTSUPP;
-	}
-	xdp_flow_cls_replace(b, &f);
-	xdev = xdp_flow_dev_find(b->ifindex);
-	if (!xdev)
-		return -EOPNOTSUPP;
-	if (!f.common.chain_index && xdp_flow_dev_first_all(xdev, &all) &&
-	    all.order >> 32 == f.common.prio && !all.before)
-		pr_warn_ratelimited("xdp_flow: %s: %s rules at prio %u stay in software and come first: every frame of the device goes to the stack, none is handled in XDP\n",
-				    netdev_name(b->dev),
-				    xdp_flow_other_name(type), f.common.prio);
-	else
-		pr_info_ratelimited("xdp_flow: %s: %s rules at chain %u prio %u stay in software: XDP hands the frames that reach them to the stack\n",
-				    netdev_name(b->dev),
-				    xdp_flow_other_name(type),
-				    f.common.chain_index, f.common.prio);
-	return -EOPNOTSUPP;
-}
-
-static int xdp_flow_block_cb(enum tc_setup_type type, void *type_data,
-			     void *cb_priv)
-{
-	int passes = xdp_flow_attach_passes_read();
-	struct xdp_flow_binding *b = cb_priv;
-	struct flow_cls_offload *f = type_data;
-	bool due;
-	int err;
-
-	if (type != TC_SETUP_CLSFLOWER && (b->ft || b->nft))
-		return -EOPNOTSUPP;
-	if (b->ft)
-		return xdp_flow_ft_cb(b, f);
-	if (b->nft && f->command == FLOW_CLS_STATS)
-		return xdp_flow_nft_stats(b, f);
-
-	mutex_lock(&xdp_flow_lock);
-	if (type != TC_SETUP_CLSFLOWER) {
-		err = xdp_flow_other_change(b, type, type_data);
-		goto unlock;
-	}
-	switch (f->command) {
-	case FLOW_CLS_REPLACE:
-		err = xdp_flow_cls_replace(b, f);
-		if (err && b->nft)
-			xdp_flow_nft_refused(b, f, err);
-		else if (b->nft)
-			xdp_flow_nft_stats_later();
-		break;
-	case FLOW_CLS_DESTROY:
-		err = xdp_flow_cls_destroy(b, f);
-		break;
-	case FLOW_CLS_STATS:
-		err = xdp_flow_cls_stats(b, f, true);
-		break;
-	default:
-		err = -EOPNOTSUPP;
-	}
-unlock:
-	due = xdp_flow_attach_due;
-	xdp_flow_attach_due = false;
-	mutex_unlock(&xdp_flow_lock);
-	if (due)
-		xdp_flow_attach_wait(passes);
-	return err;
-}
-
 /* --- binding to flow blocks --- */
+
+/* The callback of @b's block, by the kind of binder it has. */
+static flow_setup_cb_t *xdp_flow_block_cb_of(const struct xdp_flow_binding *b)
+{
+	if (b->ft)
+		return xdp_flow_ft_cb;
+	if (b->nft)
+		return xdp_flow_nft_cb;
+	return xdp_flow_tc_cb;
+}
 
 static struct xdp_flow_binding *
 xdp_flow_binding_find(struct net_device *dev, struct flow_block *block)
@@ -374,7 +436,7 @@ static int xdp_flow_block_bind(struct net_device *dev, struct Qdisc *sch,
 	if (sch && !bo->cb_list_head)
 		b->unseen_rules = !list_empty(&((struct tcf_block *)data)->chain_list);
 
-	block_cb = flow_indr_block_cb_alloc(xdp_flow_block_cb, b, b,
+	block_cb = flow_indr_block_cb_alloc(xdp_flow_block_cb_of(b), b, b,
 					    xdp_flow_block_release, bo, dev,
 					    sch, data, NULL, cleanup);
 	if (IS_ERR(block_cb)) {
@@ -401,7 +463,7 @@ static int xdp_flow_block_unbind(struct net_device *dev,
 	mutex_unlock(&xdp_flow_lock);
 	if (!b)
 		return -ENOENT;
-	block_cb = flow_block_cb_lookup(bo->block, xdp_flow_block_cb, b);
+	block_cb = flow_block_cb_lookup(bo->block, xdp_flow_block_cb_of(b), b);
 	if (!block_cb)
 		return -ENOENT;
 	flow_indr_block_cb_remove(block_cb, bo);
