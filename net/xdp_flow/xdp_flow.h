@@ -224,9 +224,15 @@ int xdp_flow_switch_replay(void);
 /* offload.c */
 int xdp_flow_offload_init(void);
 void xdp_flow_offload_exit(void);
+
+/* dev.c */
 int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
 			struct netlink_ext_ack *extack);
 int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
+int xdp_flow_dev_init(void);
+void xdp_flow_dev_exit(void);
+
+/* replay.c */
 int xdp_flow_replay(void);
 
 /**
