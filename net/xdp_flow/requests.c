@@ -644,6 +644,16 @@ u32 xdp_flow_helper_state(void)
 }
 
 /**
+ * xdp_flow_helper_running() - whether a helper has registered
+ *
+ * Return: true while requests may go to it.
+ */
+bool xdp_flow_helper_running(void)
+{
+	return xdp_flow_helper_state() == XDP_FLOW_HELPER_RUNNING;
+}
+
+/**
  * xdp_flow_requests_init() - requests may go out once a helper runs
  * @family: the generic netlink family they go out on
  * @broken: restarts a helper that misbehaves

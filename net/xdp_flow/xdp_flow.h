@@ -297,6 +297,13 @@ struct xdp_flow_place {
 	u64 bytes;
 };
 
+/* show.c */
+unsigned int xdp_flow_rule_count(void);
+bool xdp_flow_dev_first_all(const struct xdp_flow_dev *xdev,
+			    struct xdp_flow_all *all);
+int xdp_flow_walk_entries(int ifindex, struct xdp_flow_walk_pos *pos,
+			  const struct xdp_flow_visitor *v);
+
 /* table.c */
 extern struct list_head xdp_flow_devs;
 extern struct list_head xdp_flow_bindings;
@@ -337,11 +344,6 @@ void xdp_flow_entry_to_software(struct xdp_flow_entry *entry);
 bool xdp_flow_range_conflict(const struct xdp_flow_entry *entry);
 int xdp_flow_order_cmp(const void *a, const void *b);
 struct xdp_flow_entry **xdp_flow_sorted_entries(int ifindex, unsigned int *n);
-unsigned int xdp_flow_rule_count(void);
-bool xdp_flow_dev_first_all(const struct xdp_flow_dev *xdev,
-			    struct xdp_flow_all *all);
-int xdp_flow_walk_entries(int ifindex, struct xdp_flow_walk_pos *pos,
-			  const struct xdp_flow_visitor *v);
 int xdp_flow_binding_tables_init(struct xdp_flow_binding *b);
 void xdp_flow_binding_tables_destroy(struct xdp_flow_binding *b);
 int xdp_flow_table_init(void);
@@ -559,13 +561,7 @@ void xdp_flow_requests_exit(void);
 void xdp_flow_requests_fail(int err);
 int xdp_flow_helper_reply(struct nlattr **attrs);
 u32 xdp_flow_helper_state(void);
-
-/* Whether a helper has registered: requests may go to it. */
-static inline bool xdp_flow_helper_running(void)
-{
-	return xdp_flow_helper_state() == XDP_FLOW_HELPER_RUNNING;
-}
-
+bool xdp_flow_helper_running(void);
 int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 			 const struct xdp_flow_rule *rule,
 			 struct xdp_flow_stats *stats,
