@@ -11,7 +11,7 @@
  * offer does is rules.c's.
  *
  * It owns the bindings' life and the callbacks; it calls rules.c,
- * stats.c, install.c, attach.c, table.c and classifiers.c.
+ * stats.c, install.c, attach.c, show.c, table.c and classifiers.c.
  */
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>

@@ -23,6 +23,8 @@
  * may pass by; the egress (XDP_FLOW_EGRESS_NAME), the XDP program's: which
  * devices a redirect may go to with ndo_xdp_xmit. Both are written as
  * peer.c decides, one word an entry, by the same code.
+ *
+ * It owns the maps it holds and the gate's state; it calls params.c.
  */
 #include <linux/bpf.h>
 #include <linux/err.h>

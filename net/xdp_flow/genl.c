@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xdp_flow: the generic netlink family: the xdp-flow command's operations
- * (enable, disable, status, show), and the two the helper sends (HELLO and
- * REPLY, handled by helper.c, which also sends the module's requests). The
+ * (enable, disable, status, show), and HELLO, which the helper sends
+ * (helper.c takes it; the module's requests go out on the family from
+ * requests.c, the helper's REPLY comes back on reply.c's socket pair). The
  * protocol is described in include/uapi/linux/xdp_flow.h, its policy is
  * proto.c's.
+ *
+ * It owns the family; it calls switch.c (enable, disable), helper.c,
+ * show.c, stats.c, install.c, table.c, dpmaps.c, params.c and proto.c
+ * (what status and show report).
  */
 #include <net/genetlink.h>
 #include <net/net_namespace.h>

@@ -6,6 +6,10 @@
  * hardware: TC flower (and nftables) rules are translated and handed to a
  * user-mode helper, carried in the module, which runs them in an XDP
  * program.
+ *
+ * It owns the order in which the parts start and stop; it calls helper.c,
+ * genl.c, peer.c, offload.c, switch.c and dpmaps.c. xdp_flow.h lists the
+ * files from the top down: each calls only files below it.
  */
 #include <linux/module.h>
 

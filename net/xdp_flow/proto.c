@@ -4,7 +4,7 @@
  * checks it (include/uapi/linux/xdp_flow.h describes it): the attribute
  * policy, which the family (genl.c) applies to what the xdp-flow command
  * and the helper send, and the parser of the helper's REPLY messages,
- * which do not come over generic netlink (see helper.c).
+ * which do not come over generic netlink (see reply.c).
  *
  * It owns the policy; it calls nothing of the module.
  */
@@ -49,7 +49,7 @@ const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1] = {
  * @tb: gets its attributes, checked against the family's policy
  *
  * The helper does not send its replies over generic netlink (see
- * helper.c): this parses them as the family would.
+ * reply.c): this parses them as the family would.
  *
  * Return: 0, or a negative errno for a malformed message.
  */

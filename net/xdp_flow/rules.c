@@ -11,9 +11,9 @@
  * would have chosen, or goes to TC.
  *
  * It owns what a rule's offer and withdrawal do, for TC's blocks,
- * nftables chains and flowtables alike; it calls translate.c and
- * netdev.c (the rule as the XDP program runs it), table.c, install.c and
- * shield.c (keeping it), requests.c.
+ * nftables chains and flowtables alike; it calls translate.c, netdev.c
+ * and classifiers.c (the rule as the XDP program runs it), table.c,
+ * install.c and shield.c (keeping it), requests.c.
  */
 #include <linux/slab.h>
 #include <net/flow_offload.h>

@@ -16,6 +16,9 @@
  * fails the feature goes off again and the kernel log says why. xdp-flow
  * enable and disable turn the feature on and off in turn, so that both
  * switches show one state.
+ *
+ * It owns the feature's state as the module follows it; it calls dev.c
+ * (enable, disable), replay.c, table.c and requests.c.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
@@ -133,7 +136,7 @@ static int xdp_flow_switch_event(struct notifier_block *nb,
 		break;
 	case NETDEV_UNREGISTER:
 		/* Going away, or to another namespace: the device's
-		 * offload goes with the rest of offload.c's state.
+		 * offload goes with the rest of dev.c's state.
 		 */
 		xdp_flow_switch_withdraw(dev, false);
 		xa_erase(&xdp_flow_switch_pending, dev->ifindex);

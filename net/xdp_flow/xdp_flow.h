@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* xdp_flow: what the files of the module share. */
+/*
+ * xdp_flow: what the files of the module share.
+ *
+ * First the lock and the types that several files use; then what each
+ * file offers the others, under its name, the files from the top down:
+ * each calls only files listed after it (main.c, which starts and stops
+ * them, is above them all).
+ */
 #ifndef _XDP_FLOW_H
 #define _XDP_FLOW_H
 
@@ -213,27 +220,31 @@ struct xdp_flow_mask_ref {
 	u32 rank;
 };
 
-/* switch.c */
-int xdp_flow_switch_init(void);
-void xdp_flow_switch_exit(void);
-int xdp_flow_switch_enable(struct net_device *dev, u32 xdp_mode,
-			   struct netlink_ext_ack *extack);
-int xdp_flow_switch_disable(int ifindex, struct netlink_ext_ack *extack);
-int xdp_flow_switch_replay(void);
-
-/* offload.c */
-int xdp_flow_offload_init(void);
-void xdp_flow_offload_exit(void);
-
-/* dev.c */
-int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
-			struct netlink_ext_ack *extack);
-int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
-int xdp_flow_dev_init(void);
-void xdp_flow_dev_exit(void);
-
-/* replay.c */
-int xdp_flow_replay(void);
+/**
+ * struct xdp_flow_place - a TC rule of a device where offload is not enabled
+ * @list: in the binding's places
+ * @node: in the binding's place_cookies
+ * @cookie: TC's cookie
+ * @mask: its flower mask, which ranks it among the rules of its prio
+ * @packets: packets XDP counted for the rule that TC was not told of (TC
+ *	asks only for the counters of rules in_hw, and offload was disabled
+ *	since); they reach TC once the rule is in XDP again
+ * @bytes: their bytes
+ *
+ * TC offers a block's rules to a driver only as it binds the block, and
+ * what it offers again later (reoffload) does not say in which order
+ * flower tries its masks. So the module is bound to every block and keeps
+ * this much of each rule: enough for enabling the device to offload them
+ * all in TC's order. The rest is made only then (xdp_flow_places_take()).
+ */
+struct xdp_flow_place {
+	struct list_head list;
+	struct rhash_head node;
+	unsigned long cookie;
+	struct xdp_flow_mask_ref *mask;
+	u64 packets;
+	u64 bytes;
+};
 
 /**
  * struct xdp_flow_all - a device's first rule that hands every frame
@@ -272,39 +283,161 @@ struct xdp_flow_walk_pos {
 };
 
 /**
- * struct xdp_flow_place - a TC rule of a device where offload is not enabled
- * @list: in the binding's places
- * @node: in the binding's place_cookies
- * @cookie: TC's cookie
- * @mask: its flower mask, which ranks it among the rules of its prio
- * @packets: packets XDP counted for the rule that TC was not told of (TC
- *	asks only for the counters of rules in_hw, and offload was disabled
- *	since); they reach TC once the rule is in XDP again
- * @bytes: their bytes
- *
- * TC offers a block's rules to a driver only as it binds the block, and
- * what it offers again later (reoffload) does not say in which order
- * flower tries its masks. So the module is bound to every block and keeps
- * this much of each rule: enough for enabling the device to offload them
- * all in TC's order. The rest is made only then (xdp_flow_places_take()).
+ * struct xdp_flow_target - the device a rule is offered on, as translation
+ *	needs to know it
+ * @dev: the device (valid while its block is bound)
+ * @ifindex: its ifindex
+ * @vlan_hidden: XDP on @dev may see a tagged frame without its tag (see
+ *	xdp_flow_dev_hides_vlan())
+ * @nft: the rule comes from nftables, whose protocol is skb->protocol
+ *	after the stack took the outer VLAN tag off (0: any)
+ * @tc_hook: the device runs the datapath at TC ingress, on skbs (rewrites
+ *	other than VLAN ones stay in software; any device can be redirected to)
  */
-struct xdp_flow_place {
-	struct list_head list;
-	struct rhash_head node;
-	unsigned long cookie;
-	struct xdp_flow_mask_ref *mask;
-	u64 packets;
-	u64 bytes;
+struct xdp_flow_target {
+	struct net_device *dev;
+	int ifindex;
+	bool vlan_hidden;
+	bool nft;
+	bool tc_hook;
 };
 
-/* show.c */
+/**
+ * struct xdp_flow_ft_flow - what a flowtable's offer leaves out, read from
+ *	the flow it offers
+ * @conn: the flow's key, the same for both directions (non-zero)
+ * @mtu: the MTU of the flow's route in this direction
+ * @encaps: the VLAN tags and PPPoE sessions its frames arrive in (those
+ *	of the flow's tuple that the device does not add itself)
+ * @vlan_proto: the VLAN tag's protocol, 0 for none
+ * @vlan_tci: its TCI (the software path matches the whole of it)
+ * @pppoe: the frames arrive in a PPPoE session
+ * @pppoe_sid: that session's id
+ */
+struct xdp_flow_ft_flow {
+	u64 conn;
+	u16 mtu;
+	u8 encaps;
+	__be16 vlan_proto;
+	u16 vlan_tci;
+	bool pppoe;
+	u16 pppoe_sid;
+};
+
+/**
+ * struct xdp_flow_link - where requests go, and whom to tell that the
+ *	helper misbehaves
+ * @state: enum xdp_flow_helper_state
+ * @portid: the generic netlink port the helper said HELLO from, while
+ *	RUNNING
+ * @progressed: a progress report came before HELLO
+ * @family: the generic netlink family requests go out on
+ * @broken: restarts the helper (helper.c)
+ *
+ * helper.c writes @state, @portid and @progressed under its lock; others
+ * read them with READ_ONCE().
+ */
+struct xdp_flow_link {
+	u32 state;
+	u32 portid;
+	bool progressed;
+	const struct genl_family *family;
+	void (*broken)(const char *why);
+};
+
+/* genl.c: the generic netlink family */
+extern struct genl_family xdp_flow_genl_family;
+int xdp_flow_genl_init(void);
+void xdp_flow_genl_exit(void);
+
+/* switch.c: the ethtool switch */
+int xdp_flow_switch_init(void);
+void xdp_flow_switch_exit(void);
+int xdp_flow_switch_enable(struct net_device *dev, u32 xdp_mode,
+			   struct netlink_ext_ack *extack);
+int xdp_flow_switch_disable(int ifindex, struct netlink_ext_ack *extack);
+int xdp_flow_switch_replay(void);
+
+/* offload.c: the rule half, started and stopped */
+int xdp_flow_offload_init(void);
+void xdp_flow_offload_exit(void);
+
+/* block.c: the indirect flow-block driver */
+int xdp_flow_block_init(void);
+void xdp_flow_block_exit(void);
+
+/* dev.c: offload on a device */
+int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
+			struct netlink_ext_ack *extack);
+int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
+int xdp_flow_dev_init(void);
+void xdp_flow_dev_exit(void);
+
+/* replay.c: everything, to a new helper */
+int xdp_flow_replay(void);
+
+/* rules.c: a rule offered or withdrawn */
+int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
+			     struct flow_cls_offload *f,
+			     const struct xdp_flow_dev *xdev,
+			     struct netlink_ext_ack *report);
+int xdp_flow_cls_replace(struct xdp_flow_binding *b, struct flow_cls_offload *f);
+int xdp_flow_cls_destroy(struct xdp_flow_binding *b, struct flow_cls_offload *f);
+
+/* stats.c: the counters of offloaded rules */
+void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
+int xdp_flow_cls_stats(struct xdp_flow_binding *b, struct flow_cls_offload *f,
+		       bool refresh);
+void xdp_flow_refresh_all(int ifindex);
+int xdp_flow_nft_stats(struct xdp_flow_binding *b, struct flow_cls_offload *f);
+void xdp_flow_nft_stats_later(void);
+void xdp_flow_stats_exit(void);
+
+/* show.c: the table as xdp-flow shows it */
 unsigned int xdp_flow_rule_count(void);
 bool xdp_flow_dev_first_all(const struct xdp_flow_dev *xdev,
 			    struct xdp_flow_all *all);
 int xdp_flow_walk_entries(int ifindex, struct xdp_flow_walk_pos *pos,
 			  const struct xdp_flow_visitor *v);
 
-/* table.c */
+/* install.c: installing rules in the helper */
+bool xdp_flow_entry_set_installed(struct xdp_flow_entry *entry, bool installed);
+int xdp_flow_entry_install(struct xdp_flow_entry *entry,
+			   struct netlink_ext_ack *extack);
+void xdp_flow_entry_refused(struct xdp_flow_entry *entry, int err);
+void xdp_flow_flight_forget(struct xdp_flow_entry *entry);
+void xdp_flow_flights_refused_handle(void);
+unsigned int xdp_flow_in_flight(void);
+bool xdp_flow_entry_in_flight(struct xdp_flow_entry *entry);
+int xdp_flow_entry_post(struct xdp_flow_entry *entry, bool offer);
+void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry);
+void xdp_flow_entry_free(struct xdp_flow_entry *entry);
+void xdp_flow_retry_waiting(void);
+int xdp_flow_install_all(int ifindex);
+void xdp_flow_uninstall_all(int ifindex);
+void xdp_flow_flights_exit(void);
+
+/* shield.c: shields and the rules that wait for room */
+extern unsigned int xdp_flow_nr_waiting;
+int xdp_flow_shield_send(struct xdp_flow_dev *xdev, u64 order);
+void xdp_flow_shield_set(struct xdp_flow_dev *xdev, u64 order);
+u64 xdp_flow_waiting_min(const struct xdp_flow_dev *xdev);
+void xdp_flow_dev_lost(struct xdp_flow_dev *xdev,
+		       const struct flow_cls_offload *f);
+void xdp_flow_entry_wait(struct xdp_flow_entry *entry);
+void xdp_flow_entry_unwait(struct xdp_flow_entry *entry);
+void xdp_flow_shield_free(struct xdp_flow_dev *xdev);
+
+/* attach.c: the datapath on a device */
+extern bool xdp_flow_attach_due;
+void xdp_flow_attach_wait(int passes);
+void xdp_flow_attach_now(void);
+void xdp_flow_attach_after_linger(void);
+int xdp_flow_attach_passes_read(void);
+void xdp_flow_attach_flush(void);
+void xdp_flow_attach_exit(void);
+
+/* table.c: the rule table */
 extern struct list_head xdp_flow_devs;
 extern struct list_head xdp_flow_bindings;
 struct xdp_flow_dev *xdp_flow_dev_find(int ifindex);
@@ -349,126 +482,11 @@ void xdp_flow_binding_tables_destroy(struct xdp_flow_binding *b);
 int xdp_flow_table_init(void);
 void xdp_flow_table_exit(void);
 
-/* attach.c */
-extern bool xdp_flow_attach_due;
-void xdp_flow_attach_wait(int passes);
-void xdp_flow_attach_now(void);
-void xdp_flow_attach_after_linger(void);
-int xdp_flow_attach_passes_read(void);
-void xdp_flow_attach_flush(void);
-void xdp_flow_attach_exit(void);
-
-/* shield.c */
-extern unsigned int xdp_flow_nr_waiting;
-int xdp_flow_shield_send(struct xdp_flow_dev *xdev, u64 order);
-void xdp_flow_shield_set(struct xdp_flow_dev *xdev, u64 order);
-u64 xdp_flow_waiting_min(const struct xdp_flow_dev *xdev);
-void xdp_flow_dev_lost(struct xdp_flow_dev *xdev,
-		       const struct flow_cls_offload *f);
-void xdp_flow_entry_wait(struct xdp_flow_entry *entry);
-void xdp_flow_entry_unwait(struct xdp_flow_entry *entry);
-void xdp_flow_shield_free(struct xdp_flow_dev *xdev);
-
-/* install.c */
-bool xdp_flow_entry_set_installed(struct xdp_flow_entry *entry, bool installed);
-int xdp_flow_entry_install(struct xdp_flow_entry *entry,
-			   struct netlink_ext_ack *extack);
-void xdp_flow_entry_refused(struct xdp_flow_entry *entry, int err);
-void xdp_flow_flight_forget(struct xdp_flow_entry *entry);
-void xdp_flow_flights_refused_handle(void);
-unsigned int xdp_flow_in_flight(void);
-bool xdp_flow_entry_in_flight(struct xdp_flow_entry *entry);
-int xdp_flow_entry_post(struct xdp_flow_entry *entry, bool offer);
-void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry);
-void xdp_flow_entry_free(struct xdp_flow_entry *entry);
-void xdp_flow_retry_waiting(void);
-int xdp_flow_install_all(int ifindex);
-void xdp_flow_uninstall_all(int ifindex);
-void xdp_flow_flights_exit(void);
-
-/* stats.c */
-void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
-int xdp_flow_cls_stats(struct xdp_flow_binding *b, struct flow_cls_offload *f,
-		       bool refresh);
-void xdp_flow_refresh_all(int ifindex);
-int xdp_flow_nft_stats(struct xdp_flow_binding *b, struct flow_cls_offload *f);
-void xdp_flow_nft_stats_later(void);
-void xdp_flow_stats_exit(void);
-
-/* block.c */
-int xdp_flow_block_init(void);
-void xdp_flow_block_exit(void);
-
-/* rules.c */
-int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
-			     struct flow_cls_offload *f,
-			     const struct xdp_flow_dev *xdev,
-			     struct netlink_ext_ack *report);
-int xdp_flow_cls_replace(struct xdp_flow_binding *b, struct flow_cls_offload *f);
-int xdp_flow_cls_destroy(struct xdp_flow_binding *b, struct flow_cls_offload *f);
-
-/**
- * struct xdp_flow_target - the device a rule is offered on, as translation
- *	needs to know it
- * @dev: the device (valid while its block is bound)
- * @ifindex: its ifindex
- * @vlan_hidden: XDP on @dev may see a tagged frame without its tag (see
- *	xdp_flow_dev_hides_vlan())
- * @nft: the rule comes from nftables, whose protocol is skb->protocol
- *	after the stack took the outer VLAN tag off (0: any)
- * @tc_hook: the device runs the datapath at TC ingress, on skbs (rewrites
- *	other than VLAN ones stay in software; any device can be redirected to)
- */
-struct xdp_flow_target {
-	struct net_device *dev;
-	int ifindex;
-	bool vlan_hidden;
-	bool nft;
-	bool tc_hook;
-};
-
-/* netdev.c */
-/* VLAN tag insertion offloads: a veth's peer must not use them. */
-#define XDP_FLOW_VLAN_TX (NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_STAG_TX)
-/* What a veth's peer does itself while offload is enabled on the veth. */
-#define XDP_FLOW_PEER_TX_OFF (XDP_FLOW_VLAN_TX | NETIF_F_CSUM_MASK | \
-			      NETIF_F_SCTP_CRC)
-
-bool xdp_flow_is_veth(const struct net_device *dev);
-struct net_device *xdp_flow_veth_peer(struct net_device *dev);
-bool xdp_flow_can_xmit(const struct net_device *dev);
-bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode);
-void xdp_flow_peer_tx_off(struct net_device *dev, struct xdp_flow_peer_tx *tx);
-void xdp_flow_peer_tx_restore(struct net_device *dev,
-			      const struct xdp_flow_peer_tx *tx);
-
-/* translate.c */
+/* translate.c: a flow_rule as the rule the XDP program runs */
 int xdp_flow_translate(struct flow_cls_offload *f,
 		       const struct xdp_flow_target *t,
 		       struct xdp_flow_rule *rule,
 		       struct netlink_ext_ack *extack);
-
-/**
- * struct xdp_flow_ft_flow - what a flowtable's offer leaves out, read from
- *	the flow it offers
- * @conn: the flow's key, the same for both directions (non-zero)
- * @mtu: the MTU of the flow's route in this direction
- * @encaps: the VLAN tags and PPPoE sessions its frames arrive in (those
- *	of the flow's tuple that the device does not add itself)
- * @vlan_proto: the VLAN tag's protocol, 0 for none
- * @vlan_tci: its TCI (the software path matches the whole of it)
- * @pppoe: the frames arrive in a PPPoE session
- * @pppoe_sid: that session's id
- */
-struct xdp_flow_ft_flow {
-	u64 conn;
-	u16 mtu;
-	u8 encaps;
-	__be16 vlan_proto;
-	u16 vlan_tci;
-	bool pppoe;
-	u16 pppoe_sid;
-};
 
 int xdp_flow_translate_ft(struct flow_cls_offload *f,
 			  const struct xdp_flow_target *t,
@@ -479,14 +497,14 @@ int xdp_flow_translate_other(struct flow_cls_offload *f,
 			     struct xdp_flow_rule *rule,
 			     struct netlink_ext_ack *extack);
 
-/* match.c */
+/* match.c: the XDP key of a rule */
 const char *xdp_flow_match(struct flow_rule *fr, __be16 proto, u32 chain,
 			   const struct xdp_flow_target *t,
 			   struct xdp_flow_key *k, struct xdp_flow_key *m);
 const char *xdp_flow_match_ports_range(struct flow_rule *fr,
 				       struct xdp_flow_rule *rule);
 
-/* actions.c */
+/* actions.c: the XDP actions of a rule */
 const char *xdp_flow_actions(struct flow_rule *fr,
 			     const struct xdp_flow_target *t,
 			     struct xdp_flow_rule *rule,
@@ -496,7 +514,7 @@ const char *xdp_flow_ft_actions(struct flow_rule *fr,
 				const struct xdp_flow_ft_flow *flow,
 				bool v6, struct xdp_flow_rule *r);
 
-/* classifiers.c */
+/* classifiers.c: the rules of classifiers other than flower */
 u8 xdp_flow_other_cookie(unsigned long cookie);
 const char *xdp_flow_other_name(u8 type);
 bool xdp_flow_other_offer(struct xdp_flow_binding *b, enum tc_setup_type type,
@@ -504,15 +522,6 @@ bool xdp_flow_other_offer(struct xdp_flow_binding *b, enum tc_setup_type type,
 bool xdp_flow_other_reoffer(enum tc_setup_type type, void *type_data,
 			    struct flow_cls_offload *f);
 void xdp_flow_others_free(struct xdp_flow_binding *b);
-
-/* genl.c */
-extern struct genl_family xdp_flow_genl_family;
-int xdp_flow_genl_init(void);
-void xdp_flow_genl_exit(void);
-
-/* proto.c */
-extern const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1];
-int xdp_flow_parse_reply(const void *buf, size_t len, struct nlattr **tb);
 
 /* helper.c: the helper's life */
 /* The helper's image (umh_blob.S), init data: later it is in a shmem file. */
@@ -532,27 +541,6 @@ void xdp_flow_reply_exit(void);
 
 /* requests.c: requests to the helper and their answers */
 
-/**
- * struct xdp_flow_link - where requests go, and whom to tell that the
- *	helper misbehaves
- * @state: enum xdp_flow_helper_state
- * @portid: the generic netlink port the helper said HELLO from, while
- *	RUNNING
- * @progressed: a progress report came before HELLO
- * @family: the generic netlink family requests go out on
- * @broken: restarts the helper (helper.c)
- *
- * helper.c writes @state, @portid and @progressed under its lock; others
- * read them with READ_ONCE().
- */
-struct xdp_flow_link {
-	u32 state;
-	u32 portid;
-	bool progressed;
-	const struct genl_family *family;
-	void (*broken)(const char *why);
-};
-
 extern struct xdp_flow_link xdp_flow_link;
 void xdp_flow_requests_init(const struct genl_family *family,
 			    void (*broken)(const char *why));
@@ -571,15 +559,12 @@ int xdp_flow_helper_post_rule(u8 cmd, u32 rule_id,
 			      const struct xdp_flow_rule *rule,
 			      void (*posted)(void *arg, int err), void *arg);
 
-/* params.c */
-unsigned int xdp_flow_max_masks(void);
-unsigned int xdp_flow_max_flows(void);
-unsigned int xdp_flow_max_rules(void);
-unsigned int xdp_flow_helper_timeout_ms(void);
-const char *xdp_flow_umh_path(void);
-int xdp_flow_umh_path_check(void);
+/* peer.c: where a redirect may skip the transmit path */
+int xdp_flow_peer_init(void);
+void xdp_flow_peer_exit(void);
+void xdp_flow_peers_resync(void);
 
-/* dpmaps.c */
+/* dpmaps.c: the datapath's maps the module holds */
 int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd, bool *tx_taken);
 u64 xdp_flow_jiffies_to_ns(u64 j);
 int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st);
@@ -593,9 +578,31 @@ int xdp_flow_dp_peer_write(u32 ifindex, const union xdp_flow_peer *peer);
 int xdp_flow_dp_egress_write(u32 ifindex, bool empty);
 void xdp_flow_dp_tx_clear(void);
 
-/* peer.c */
-int xdp_flow_peer_init(void);
-void xdp_flow_peer_exit(void);
-void xdp_flow_peers_resync(void);
+/* netdev.c: what the module knows of devices */
+/* VLAN tag insertion offloads: a veth's peer must not use them. */
+#define XDP_FLOW_VLAN_TX (NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_STAG_TX)
+/* What a veth's peer does itself while offload is enabled on the veth. */
+#define XDP_FLOW_PEER_TX_OFF (XDP_FLOW_VLAN_TX | NETIF_F_CSUM_MASK | \
+			      NETIF_F_SCTP_CRC)
+
+bool xdp_flow_is_veth(const struct net_device *dev);
+struct net_device *xdp_flow_veth_peer(struct net_device *dev);
+bool xdp_flow_can_xmit(const struct net_device *dev);
+bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode);
+void xdp_flow_peer_tx_off(struct net_device *dev, struct xdp_flow_peer_tx *tx);
+void xdp_flow_peer_tx_restore(struct net_device *dev,
+			      const struct xdp_flow_peer_tx *tx);
+
+/* proto.c: the family's policy, the REPLY parser */
+extern const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1];
+int xdp_flow_parse_reply(const void *buf, size_t len, struct nlattr **tb);
+
+/* params.c: the module's parameters */
+unsigned int xdp_flow_max_masks(void);
+unsigned int xdp_flow_max_flows(void);
+unsigned int xdp_flow_max_rules(void);
+unsigned int xdp_flow_helper_timeout_ms(void);
+const char *xdp_flow_umh_path(void);
+int xdp_flow_umh_path_check(void);
 
 #endif /* _XDP_FLOW_H */
