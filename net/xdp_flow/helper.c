@@ -28,9 +28,6 @@
  * requests.c and reply.c (the channel it keeps the helper on), dpmaps.c
  * and peer.c (the maps a new helper names), params.c.
  */
-#include <linux/atomic.h>
-#include <linux/completion.h>
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -42,8 +39,6 @@
 #include <linux/pid.h>
 #include <linux/sched/signal.h>
 #include <linux/shmem_fs.h>
-#include <linux/slab.h>
-#include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
