@@ -13,8 +13,10 @@
  *
  * TC keeps one classifier per chain and prio, so a prio's rules all share
  * that shield. This file counts the rules TC offered at each prio, so that
- * the shield comes with the first and goes with the last; offload.c keeps
+ * the shield comes with the first and goes with the last; rules.c keeps
  * the shield as it keeps a flower rule, under the cookie made here.
+ *
+ * It owns those counts; it calls nothing of the module.
  */
 
 #include <net/pkt_cls.h>

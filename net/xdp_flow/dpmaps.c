@@ -23,6 +23,8 @@
  * may pass by; the egress (XDP_FLOW_EGRESS_NAME), the XDP program's: which
  * devices a redirect may go to with ndo_xdp_xmit. Both are written as
  * peer.c decides, one word an entry, by the same code.
+ *
+ * It owns the maps it holds and the gate's state; it calls params.c.
  */
 #include <linux/bpf.h>
 #include <linux/err.h>
@@ -162,15 +164,17 @@ static struct bpf_map *xdp_flow_dp_peers_of(int tc_prog_fd)
  *	peers from the helper's programs
  * @prog_fd: the helper's XDP program, a descriptor of the calling process
  * @tc_prog_fd: its TC program, or -1
+ * @tx_taken: set when an egress or a peers map was taken: the caller has
+ *	their entries written anew (xdp_flow_peers_resync()), as a pinned map
+ *	may hold entries of an earlier module
  *
  * Called in the registered helper's context. The gate keeps the state the
- * module gave it last; the egress and the peers are written anew (peer.c,
- * soon). Maps the programs do not have are not replaced.
+ * module gave it last. Maps the programs do not have are not replaced.
  *
  * Return: 0, or a negative errno when @prog_fd is no program of ours or
  * lacks the gate or the counters.
  */
-int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd)
+int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd, bool *tx_taken)
 {
 	struct bpf_map *gate, *counters, *egress, *peers, *old_gate = NULL;
 	struct bpf_prog *prog;
@@ -212,9 +216,7 @@ int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd)
 	xdp_flow_dp_hold(&xdp_flow_counters_map, counters);
 	xdp_flow_dp_hold(&xdp_flow_egress_map, egress);
 	xdp_flow_dp_hold(&xdp_flow_peers_map, peers);
-	/* A pinned map may hold entries of an earlier module. */
-	if (egress || peers)
-		xdp_flow_peers_resync();
+	*tx_taken = egress || peers;
 	return gate && counters ? 0 : -ENOENT;
 }
 

@@ -6,6 +6,10 @@
  * hardware: TC flower (and nftables) rules are translated and handed to a
  * user-mode helper, carried in the module, which runs them in an XDP
  * program.
+ *
+ * It owns the order in which the parts start and stop; it calls helper.c,
+ * genl.c, peer.c, offload.c, switch.c and dpmaps.c. xdp_flow.h lists the
+ * files from the top down: each calls only files below it.
  */
 #include <linux/module.h>
 
@@ -31,7 +35,8 @@ static int __init xdp_flow_init(void)
 {
 	int err;
 
-	err = xdp_flow_helper_init(&xdp_flow_genl_family, xdp_flow_replay);
+	err = xdp_flow_helper_init(&xdp_flow_genl_family,
+				   xdp_flow_switch_replay);
 	if (err)
 		return err;
 	err = xdp_flow_genl_init();

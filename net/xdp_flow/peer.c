@@ -59,6 +59,9 @@
  *
  * Module parameter redirect_peer (default on) turns the peers off: every
  * TC hook redirect then transmits on X. It leaves the egress alone.
+ *
+ * It owns what it wrote of both maps and redirect_peer; it calls dpmaps.c
+ * (the maps) and netdev.c.
  */
 #include <linux/etherdevice.h>
 #include <linux/module.h>

@@ -16,6 +16,9 @@
  * fails the feature goes off again and the kernel log says why. xdp-flow
  * enable and disable turn the feature on and off in turn, so that both
  * switches show one state.
+ *
+ * It owns the feature's state as the module follows it; it calls dev.c
+ * (enable, disable), replay.c, table.c and requests.c.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
@@ -133,7 +136,7 @@ static int xdp_flow_switch_event(struct notifier_block *nb,
 		break;
 	case NETDEV_UNREGISTER:
 		/* Going away, or to another namespace: the device's
-		 * offload goes with the rest of offload.c's state.
+		 * offload goes with the rest of dev.c's state.
 		 */
 		xdp_flow_switch_withdraw(dev, false);
 		xa_erase(&xdp_flow_switch_pending, dev->ifindex);
@@ -232,16 +235,32 @@ static void xdp_flow_switch_work_fn(struct work_struct *work)
 	}
 }
 
-/**
- * xdp_flow_switch_kick() - a helper has the rules: enable what waited for one
- *
- * A feature that went on while no helper was running (the module just
- * loaded, or the helper restarting) waits in the pending set.
+/*
+ * A helper has the rules: enable what waited for one. A feature that went
+ * on while no helper was running (the module just loaded, or the helper
+ * restarting) waits in the pending set.
  */
-void xdp_flow_switch_kick(void)
+static void xdp_flow_switch_kick(void)
 {
 	if (!xa_empty(&xdp_flow_switch_pending))
 		queue_work(system_long_wq, &xdp_flow_switch_work);
+}
+
+/**
+ * xdp_flow_switch_replay() - give a (new) helper everything it must hold,
+ *	then enable what waited for a helper
+ *
+ * The replay helper.c runs after HELLO (xdp_flow_helper_init()).
+ *
+ * Return: what xdp_flow_replay() returns.
+ */
+int xdp_flow_switch_replay(void)
+{
+	int err = xdp_flow_replay();
+
+	if (!err)
+		xdp_flow_switch_kick();
+	return err;
 }
 
 /**

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* xdp_flow: what the files of the module share. */
+/*
+ * xdp_flow: what the files of the module share.
+ *
+ * First the lock and the types that several files use; then what each
+ * file offers the others, under its name, the files from the top down:
+ * each calls only files listed after it (main.c, which starts and stops
+ * them, is above them all).
+ */
 #ifndef _XDP_FLOW_H
 #define _XDP_FLOW_H
 
@@ -94,7 +101,7 @@ struct xdp_flow_dev {
  *	the device, or since (struct xdp_flow_entry)
  * @cookies: the same rules by TC's (or nftables') cookie
  * @places: TC's rules offered while offload is not enabled on the device:
- *	only their place in TC's order (struct xdp_flow_place, offload.c)
+ *	only their place in TC's order (struct xdp_flow_place)
  * @place_cookies: the same by TC's cookie
  * @others: the chains and prios of TC's classifiers other than flower, and
  *	their rules (struct xdp_flow_other, classifiers.c)
@@ -213,27 +220,31 @@ struct xdp_flow_mask_ref {
 	u32 rank;
 };
 
-/* switch.c */
-int xdp_flow_switch_init(void);
-void xdp_flow_switch_exit(void);
-int xdp_flow_switch_enable(struct net_device *dev, u32 xdp_mode,
-			   struct netlink_ext_ack *extack);
-int xdp_flow_switch_disable(int ifindex, struct netlink_ext_ack *extack);
-void xdp_flow_switch_kick(void);
-
-/* offload.c */
-int xdp_flow_offload_init(void);
-void xdp_flow_offload_exit(void);
-struct xdp_flow_dev *xdp_flow_dev_find(int ifindex);
-int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
-			struct netlink_ext_ack *extack);
-int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
-int xdp_flow_replay(void);
-unsigned int xdp_flow_rule_count(void);
-unsigned int xdp_flow_ids_in_use(void);
-unsigned int xdp_flow_in_flight(void);
-bool xdp_flow_entry_in_flight(struct xdp_flow_entry *entry);
-void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
+/**
+ * struct xdp_flow_place - a TC rule of a device where offload is not enabled
+ * @list: in the binding's places
+ * @node: in the binding's place_cookies
+ * @cookie: TC's cookie
+ * @mask: its flower mask, which ranks it among the rules of its prio
+ * @packets: packets XDP counted for the rule that TC was not told of (TC
+ *	asks only for the counters of rules in_hw, and offload was disabled
+ *	since); they reach TC once the rule is in XDP again
+ * @bytes: their bytes
+ *
+ * TC offers a block's rules to a driver only as it binds the block, and
+ * what it offers again later (reoffload) does not say in which order
+ * flower tries its masks. So the module is bound to every block and keeps
+ * this much of each rule: enough for enabling the device to offload them
+ * all in TC's order. The rest is made only then (xdp_flow_places_take()).
+ */
+struct xdp_flow_place {
+	struct list_head list;
+	struct rhash_head node;
+	unsigned long cookie;
+	struct xdp_flow_mask_ref *mask;
+	u64 packets;
+	u64 bytes;
+};
 
 /**
  * struct xdp_flow_all - a device's first rule that hands every frame
@@ -249,8 +260,6 @@ struct xdp_flow_all {
 	unsigned int before;
 };
 
-bool xdp_flow_dev_first_all(const struct xdp_flow_dev *xdev,
-			    struct xdp_flow_all *all);
 /**
  * struct xdp_flow_visitor - what xdp_flow_walk_entries() calls
  * @fn: called for each entry; a non-zero return stops the walk
@@ -273,11 +282,6 @@ struct xdp_flow_walk_pos {
 	unsigned long cookie;
 };
 
-int xdp_flow_walk_entries(int ifindex, struct xdp_flow_walk_pos *pos,
-			  const struct xdp_flow_visitor *v);
-
-extern struct list_head xdp_flow_devs;
-
 /**
  * struct xdp_flow_target - the device a rule is offered on, as translation
  *	needs to know it
@@ -297,22 +301,6 @@ struct xdp_flow_target {
 	bool nft;
 	bool tc_hook;
 };
-
-/* translate.c */
-/* VLAN tag insertion offloads: a veth's peer must not use them. */
-#define XDP_FLOW_VLAN_TX (NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_STAG_TX)
-/* What a veth's peer does itself while offload is enabled on the veth. */
-#define XDP_FLOW_PEER_TX_OFF (XDP_FLOW_VLAN_TX | NETIF_F_CSUM_MASK | \
-			      NETIF_F_SCTP_CRC)
-
-bool xdp_flow_is_veth(const struct net_device *dev);
-struct net_device *xdp_flow_veth_peer(struct net_device *dev);
-bool xdp_flow_can_xmit(const struct net_device *dev);
-bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode);
-int xdp_flow_translate(struct flow_cls_offload *f,
-		       const struct xdp_flow_target *t,
-		       struct xdp_flow_rule *rule,
-		       struct netlink_ext_ack *extack);
 
 /**
  * struct xdp_flow_ft_flow - what a flowtable's offer leaves out, read from
@@ -336,18 +324,197 @@ struct xdp_flow_ft_flow {
 	u16 pppoe_sid;
 };
 
+/**
+ * struct xdp_flow_link - where requests go, and whom to tell that the
+ *	helper misbehaves
+ * @state: enum xdp_flow_helper_state
+ * @portid: the generic netlink port the helper said HELLO from, while
+ *	RUNNING
+ * @progressed: a progress report came before HELLO
+ * @family: the generic netlink family requests go out on
+ * @broken: restarts the helper (helper.c)
+ *
+ * helper.c writes @state, @portid and @progressed under its lock; others
+ * read them with READ_ONCE().
+ */
+struct xdp_flow_link {
+	u32 state;
+	u32 portid;
+	bool progressed;
+	const struct genl_family *family;
+	void (*broken)(const char *why);
+};
+
+/* genl.c: the generic netlink family */
+extern struct genl_family xdp_flow_genl_family;
+int xdp_flow_genl_init(void);
+void xdp_flow_genl_exit(void);
+
+/* switch.c: the ethtool switch */
+int xdp_flow_switch_init(void);
+void xdp_flow_switch_exit(void);
+int xdp_flow_switch_enable(struct net_device *dev, u32 xdp_mode,
+			   struct netlink_ext_ack *extack);
+int xdp_flow_switch_disable(int ifindex, struct netlink_ext_ack *extack);
+int xdp_flow_switch_replay(void);
+
+/* offload.c: the rule half, started and stopped */
+int xdp_flow_offload_init(void);
+void xdp_flow_offload_exit(void);
+
+/* block.c: the indirect flow-block driver */
+int xdp_flow_block_init(void);
+void xdp_flow_block_exit(void);
+
+/* dev.c: offload on a device */
+int xdp_flow_dev_enable(struct net_device *dev, u32 xdp_mode, u32 via,
+			struct netlink_ext_ack *extack);
+int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack);
+int xdp_flow_dev_init(void);
+void xdp_flow_dev_exit(void);
+
+/* replay.c: everything, to a new helper */
+int xdp_flow_replay(void);
+
+/* rules.c: a rule offered or withdrawn */
+int xdp_flow_entry_translate(struct xdp_flow_entry *entry,
+			     struct flow_cls_offload *f,
+			     const struct xdp_flow_dev *xdev,
+			     struct netlink_ext_ack *report);
+int xdp_flow_cls_replace(struct xdp_flow_binding *b, struct flow_cls_offload *f);
+int xdp_flow_cls_destroy(struct xdp_flow_binding *b, struct flow_cls_offload *f);
+
+/* stats.c: the counters of offloaded rules */
+void xdp_flow_entry_refresh_stats(struct xdp_flow_entry *entry);
+int xdp_flow_cls_stats(struct xdp_flow_binding *b, struct flow_cls_offload *f,
+		       bool refresh);
+void xdp_flow_refresh_all(int ifindex);
+int xdp_flow_nft_stats(struct xdp_flow_binding *b, struct flow_cls_offload *f);
+void xdp_flow_nft_stats_later(void);
+void xdp_flow_stats_exit(void);
+
+/* show.c: the table as xdp-flow shows it */
+unsigned int xdp_flow_rule_count(void);
+bool xdp_flow_dev_first_all(const struct xdp_flow_dev *xdev,
+			    struct xdp_flow_all *all);
+int xdp_flow_walk_entries(int ifindex, struct xdp_flow_walk_pos *pos,
+			  const struct xdp_flow_visitor *v);
+
+/* install.c: installing rules in the helper */
+bool xdp_flow_entry_set_installed(struct xdp_flow_entry *entry, bool installed);
+int xdp_flow_entry_install(struct xdp_flow_entry *entry,
+			   struct netlink_ext_ack *extack);
+void xdp_flow_entry_refused(struct xdp_flow_entry *entry, int err);
+void xdp_flow_flight_forget(struct xdp_flow_entry *entry);
+void xdp_flow_flights_refused_handle(void);
+unsigned int xdp_flow_in_flight(void);
+bool xdp_flow_entry_in_flight(struct xdp_flow_entry *entry);
+int xdp_flow_entry_post(struct xdp_flow_entry *entry, bool offer);
+void xdp_flow_entry_uninstall(struct xdp_flow_entry *entry);
+void xdp_flow_entry_free(struct xdp_flow_entry *entry);
+void xdp_flow_retry_waiting(void);
+int xdp_flow_install_all(int ifindex);
+void xdp_flow_uninstall_all(int ifindex);
+void xdp_flow_flights_exit(void);
+
+/* shield.c: shields and the rules that wait for room */
+extern unsigned int xdp_flow_nr_waiting;
+int xdp_flow_shield_send(struct xdp_flow_dev *xdev, u64 order);
+void xdp_flow_shield_set(struct xdp_flow_dev *xdev, u64 order);
+u64 xdp_flow_waiting_min(const struct xdp_flow_dev *xdev);
+void xdp_flow_dev_lost(struct xdp_flow_dev *xdev,
+		       const struct flow_cls_offload *f);
+void xdp_flow_entry_wait(struct xdp_flow_entry *entry);
+void xdp_flow_entry_unwait(struct xdp_flow_entry *entry);
+void xdp_flow_shield_free(struct xdp_flow_dev *xdev);
+
+/* attach.c: the datapath on a device */
+extern bool xdp_flow_attach_due;
+void xdp_flow_attach_wait(int passes);
+void xdp_flow_attach_now(void);
+void xdp_flow_attach_after_linger(void);
+int xdp_flow_attach_passes_read(void);
+void xdp_flow_attach_flush(void);
+void xdp_flow_attach_exit(void);
+
+/* table.c: the rule table */
+extern struct list_head xdp_flow_devs;
+extern struct list_head xdp_flow_bindings;
+struct xdp_flow_dev *xdp_flow_dev_find(int ifindex);
+void xdp_flow_undelivered(void);
+void xdp_flow_stale_link(int ifindex);
+int xdp_flow_remove_stale(void);
+void xdp_flow_stale_free(void);
+void xdp_flow_table_stop(void);
+struct xdp_flow_mask_ref *xdp_flow_mask_get(struct xdp_flow_binding *b,
+					    u32 chain, u16 prio,
+					    const void *fl_mask);
+void xdp_flow_mask_put(struct xdp_flow_mask_ref *ref);
+void xdp_flow_id_free(u32 id);
+void xdp_flow_id_put(u32 id, bool held);
+int xdp_flow_id_get(void);
+int xdp_flow_shield_id_get(void);
+unsigned int xdp_flow_ids_in_use(void);
+struct xdp_flow_entry *xdp_flow_entry_find(struct xdp_flow_binding *b,
+					   unsigned long cookie);
+struct xdp_flow_entry *xdp_flow_entry_alloc(struct xdp_flow_binding *b,
+					    unsigned long cookie);
+void xdp_flow_entry_dealloc(struct xdp_flow_entry *entry);
+int xdp_flow_entry_insert(struct xdp_flow_entry *entry);
+void xdp_flow_entry_remove(struct xdp_flow_entry *entry);
+struct xdp_flow_place *xdp_flow_place_find(struct xdp_flow_binding *b,
+					   unsigned long cookie);
+void xdp_flow_place_free(struct xdp_flow_binding *b,
+			 struct xdp_flow_place *place);
+const void *xdp_flow_fl_mask(const struct flow_cls_offload *f);
+int xdp_flow_place_add(struct xdp_flow_binding *b, struct flow_cls_offload *f);
+struct xdp_flow_place *xdp_flow_place_alloc(void);
+void xdp_flow_place_dealloc(struct xdp_flow_place *place);
+int xdp_flow_place_insert(struct xdp_flow_binding *b,
+			  struct xdp_flow_place *place);
+u64 xdp_flow_order(const struct xdp_flow_entry *entry);
+void xdp_flow_entry_to_software(struct xdp_flow_entry *entry);
+bool xdp_flow_range_conflict(const struct xdp_flow_entry *entry);
+int xdp_flow_order_cmp(const void *a, const void *b);
+struct xdp_flow_entry **xdp_flow_sorted_entries(int ifindex, unsigned int *n);
+int xdp_flow_binding_tables_init(struct xdp_flow_binding *b);
+void xdp_flow_binding_tables_destroy(struct xdp_flow_binding *b);
+int xdp_flow_table_init(void);
+void xdp_flow_table_exit(void);
+
+/* translate.c: a flow_rule as the rule the XDP program runs */
+int xdp_flow_translate(struct flow_cls_offload *f,
+		       const struct xdp_flow_target *t,
+		       struct xdp_flow_rule *rule,
+		       struct netlink_ext_ack *extack);
+
 int xdp_flow_translate_ft(struct flow_cls_offload *f,
 			  const struct xdp_flow_target *t,
-			  const struct xdp_flow_ft_flow *flow,
 			  struct xdp_flow_rule *rule,
 			  struct netlink_ext_ack *extack);
-
 int xdp_flow_translate_other(struct flow_cls_offload *f,
 			     const struct xdp_flow_target *t,
 			     struct xdp_flow_rule *rule,
 			     struct netlink_ext_ack *extack);
 
-/* classifiers.c */
+/* match.c: the XDP key of a rule */
+const char *xdp_flow_match(struct flow_rule *fr, __be16 proto, u32 chain,
+			   const struct xdp_flow_target *t,
+			   struct xdp_flow_key *k, struct xdp_flow_key *m);
+const char *xdp_flow_match_ports_range(struct flow_rule *fr,
+				       struct xdp_flow_rule *rule);
+
+/* actions.c: the XDP actions of a rule */
+const char *xdp_flow_actions(struct flow_rule *fr,
+			     const struct xdp_flow_target *t,
+			     struct xdp_flow_rule *rule,
+			     struct netlink_ext_ack *extack);
+const char *xdp_flow_ft_actions(struct flow_rule *fr,
+				const struct xdp_flow_target *t,
+				const struct xdp_flow_ft_flow *flow,
+				bool v6, struct xdp_flow_rule *r);
+
+/* classifiers.c: the rules of classifiers other than flower */
 u8 xdp_flow_other_cookie(unsigned long cookie);
 const char *xdp_flow_other_name(u8 type);
 bool xdp_flow_other_offer(struct xdp_flow_binding *b, enum tc_setup_type type,
@@ -356,13 +523,7 @@ bool xdp_flow_other_reoffer(enum tc_setup_type type, void *type_data,
 			    struct flow_cls_offload *f);
 void xdp_flow_others_free(struct xdp_flow_binding *b);
 
-/* genl.c */
-extern struct genl_family xdp_flow_genl_family;
-int xdp_flow_genl_init(void);
-void xdp_flow_genl_exit(void);
-int xdp_flow_genl_parse_reply(const void *buf, size_t len, struct nlattr **tb);
-
-/* helper.c: the helper's life and the channel to it */
+/* helper.c: the helper's life */
 /* The helper's image (umh_blob.S), init data: later it is in a shmem file. */
 extern const char xdp_flow_umh_start[], xdp_flow_umh_end[];
 int xdp_flow_helper_init(const struct genl_family *family, int (*replay)(void));
@@ -371,8 +532,24 @@ void xdp_flow_helper_stop(void);
 void xdp_flow_helper_exit(void);
 int xdp_flow_helper_hello(u32 portid, u32 version, int prog_fd,
 			  int tc_prog_fd, struct netlink_ext_ack *extack);
-u32 xdp_flow_helper_state(void);
 void xdp_flow_helper_status(u32 *state, pid_t *pid, u32 *restarts);
+
+/* reply.c: the channel the helper's answers come on */
+int xdp_flow_reply_init(void);
+struct socket *xdp_flow_reply_open(void);
+void xdp_flow_reply_exit(void);
+
+/* requests.c: requests to the helper and their answers */
+
+extern struct xdp_flow_link xdp_flow_link;
+void xdp_flow_requests_init(const struct genl_family *family,
+			    void (*broken)(const char *why));
+void xdp_flow_requests_stop(void);
+void xdp_flow_requests_exit(void);
+void xdp_flow_requests_fail(int err);
+int xdp_flow_helper_reply(struct nlattr **attrs);
+u32 xdp_flow_helper_state(void);
+bool xdp_flow_helper_running(void);
 int xdp_flow_helper_call(u8 cmd, u32 ifindex, u32 rule_id, u32 xdp_mode,
 			 const struct xdp_flow_rule *rule,
 			 struct xdp_flow_stats *stats,
@@ -381,10 +558,14 @@ int xdp_flow_helper_post(u8 cmd, u32 ifindex, u32 xdp_mode);
 int xdp_flow_helper_post_rule(u8 cmd, u32 rule_id,
 			      const struct xdp_flow_rule *rule,
 			      void (*posted)(void *arg, int err), void *arg);
-unsigned int xdp_flow_max_rules(void);
 
-/* dpmaps.c */
-int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd);
+/* peer.c: where a redirect may skip the transmit path */
+int xdp_flow_peer_init(void);
+void xdp_flow_peer_exit(void);
+void xdp_flow_peers_resync(void);
+
+/* dpmaps.c: the datapath's maps the module holds */
+int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd, bool *tx_taken);
 u64 xdp_flow_jiffies_to_ns(u64 j);
 int xdp_flow_counters_read(u32 id, struct xdp_flow_stats *st);
 void xdp_flow_gate_set(bool closed);
@@ -397,9 +578,31 @@ int xdp_flow_dp_peer_write(u32 ifindex, const union xdp_flow_peer *peer);
 int xdp_flow_dp_egress_write(u32 ifindex, bool empty);
 void xdp_flow_dp_tx_clear(void);
 
-/* peer.c */
-int xdp_flow_peer_init(void);
-void xdp_flow_peer_exit(void);
-void xdp_flow_peers_resync(void);
+/* netdev.c: what the module knows of devices */
+/* VLAN tag insertion offloads: a veth's peer must not use them. */
+#define XDP_FLOW_VLAN_TX (NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_STAG_TX)
+/* What a veth's peer does itself while offload is enabled on the veth. */
+#define XDP_FLOW_PEER_TX_OFF (XDP_FLOW_VLAN_TX | NETIF_F_CSUM_MASK | \
+			      NETIF_F_SCTP_CRC)
+
+bool xdp_flow_is_veth(const struct net_device *dev);
+struct net_device *xdp_flow_veth_peer(struct net_device *dev);
+bool xdp_flow_can_xmit(const struct net_device *dev);
+bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode);
+void xdp_flow_peer_tx_off(struct net_device *dev, struct xdp_flow_peer_tx *tx);
+void xdp_flow_peer_tx_restore(struct net_device *dev,
+			      const struct xdp_flow_peer_tx *tx);
+
+/* proto.c: the family's policy, the REPLY parser */
+extern const struct nla_policy xdp_flow_policy[XDP_FLOW_ATTR_MAX + 1];
+int xdp_flow_parse_reply(const void *buf, size_t len, struct nlattr **tb);
+
+/* params.c: the module's parameters */
+unsigned int xdp_flow_max_masks(void);
+unsigned int xdp_flow_max_flows(void);
+unsigned int xdp_flow_max_rules(void);
+unsigned int xdp_flow_helper_timeout_ms(void);
+const char *xdp_flow_umh_path(void);
+int xdp_flow_umh_path_check(void);
 
 #endif /* _XDP_FLOW_H */
