@@ -176,7 +176,7 @@ fi
 
 # xf_helper_timeout_param [ms]: the module parameter that gives the
 # helper <ms> (default the module's own, 2000) to answer, at this kernel's
-# pace, at most the 60000 the module takes (helper.c); nothing where that
+# pace, at most the 60000 the module takes (params.c); nothing where that
 # is the module's default.
 xf_helper_timeout_param()
 {

@@ -46,9 +46,10 @@
 # a message the module cannot parse) counted as the helper's refusal: the
 # rule stayed in software for good, although the restarted helper had it.
 # Since, a malformed reply restarts the helper, and what waited fails as
-# if it had gone, so that the replay puts it back (helper.c). A reply
-# that is well formed but carries another request's SEQ cannot be told
-# from a real one; the helper is the module's own program.
+# if it had gone, so that the replay puts it back (reply.c and
+# requests.c). A reply that is well formed but carries another request's
+# SEQ cannot be told from a real one; the helper is the module's own
+# program.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$XF_ROOT/selftests/guest/offload_lib.sh"
