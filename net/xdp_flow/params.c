@@ -66,7 +66,7 @@ MODULE_PARM_DESC(max_rules,
 		 "Rule ids, the top 1024 for shields (2048-131072, default 131072); each takes 176 bytes, and those in use 24 bytes per CPU for their counters");
 module_param_cb(max_flows, &xdp_flow_max_flows_ops, &max_flows, 0444);
 MODULE_PARM_DESC(max_flows,
-		 "Flow entries rules may use in the XDP tables (1-1047552, default 130048); the table's buckets take 16 bytes per entry, rounded up to a power of two, and each entry in use about 150 bytes");
+		 "Flow entries rules may use in the XDP tables (1-1047552, default 130048); the table takes 96 bytes per entry and 64 per bucket (as many as entries, rounded up to a power of two), and the helper about 120 bytes per entry in use");
 
 /**
  * xdp_flow_max_rules() - rule ids, from 0: the module parameter max_rules
