@@ -212,7 +212,8 @@ fi
 #
 # XF_LANES guests run at once (default 3: all of them). A guest's tests
 # are shell scripts, one step after the other: alone, an emulated guest
-# kept this 2-CPU machine 34 to 46% busy. Side by side, each guest's CPUs
+# leaves much of this 2-CPU machine idle (`top` shows its QEMU at about
+# one CPU). Side by side, each guest's CPUs
 # are emulated on one host thread (XF_GUEST_THREADS=single in
 # selftests/vm/run-guest.sh): with a thread per guest CPU, three guests'
 # six threads on two CPUs waited for each other and each guest took 2.7
