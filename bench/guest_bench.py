@@ -32,6 +32,10 @@ module under bench/guest/, whose docstring says what it measures:
            forwarding, the nftables flowtable in software, offloaded by
            xdp_flow (both hooks), and XDP through bpf_xdp_flow_lookup()
            (guest/flowtable.py)
+  tunnel   TCP and 64-byte UDP from a remote hypervisor to a VM over
+           VXLAN: Open vSwitch's tunnel rules in TC software and on
+           xdp_flow's tc hook, and the OVS kernel datapath
+           (guest/tunnel.py)
 
 Results: <outdir>/guest.csv, lines "section,config,metric,value,unit"
 (value numeric except in section meta), <outdir>/guest.txt (the table
@@ -50,7 +54,8 @@ XF_BENCH_REPS, XF_BENCH_WARM, XF_BENCH_LAT_REPS, XF_BENCH_LAT_PPS,
 XF_BENCH_RULES, XF_BENCH_RATE_ORDERS, XF_BENCH_RATE_REPS,
 XF_BENCH_SCALE_RULES, XF_BENCH_PING_REPS, XF_BENCH_MISS_SECS,
 XF_BENCH_MISS_REPS, XF_BENCH_PEER_SECS, XF_BENCH_PEER_REPS,
-XF_BENCH_FT_SECS, XF_BENCH_FT_REPS, XF_BENCH_OBJ,
+XF_BENCH_FT_SECS, XF_BENCH_FT_REPS, XF_BENCH_TUNNEL_SECS,
+XF_BENCH_TUNNEL_REPS, XF_BENCH_OBJ,
 XF_BENCH_SPLIT.
 """
 
@@ -61,7 +66,8 @@ import sys
 import time
 import traceback
 
-from guest import flowtable, forward, latency, miss, peer, ping, rules
+from guest import (flowtable, forward, latency, miss, peer, ping, rules,
+                   tunnel)
 from guest.common import PIN, Context, Knobs, Output, sink_load
 from xfpy.net import devs_del
 from xfpy.proc import Failed, ok, one_line, run_json
@@ -70,7 +76,8 @@ from xfpy.xdpflow import XdpFlow, kernel_warnings
 SECTIONS = {"forward": forward.run_section, "latency": latency.run_section,
             "rate": rules.run_rate, "ping": ping.run_section,
             "miss": miss.run_section, "scale": rules.run_scale,
-            "peer": peer.run_section, "flowtable": flowtable.run_section}
+            "peer": peer.run_section, "flowtable": flowtable.run_section,
+            "tunnel": tunnel.run_section}
 V6_DEFAULT = "/proc/sys/net/ipv6/conf/default/disable_ipv6"
 
 

@@ -13,7 +13,9 @@
  *       [ttl=T[/M]] [src_ip=A[/len]] [dst_ip=A[/len]] [src_port=P[/M]]
  *       [dst_port=P[/M]] [src_range=MIN-MAX] [dst_range=MIN-MAX]
  *       [tcp_flags=F[/M]] [frag=F[/M]] [icmp_type=T]
- *       [icmp_code=C] action=drop|pass|redirect:<dev|ifindex>
+ *       [icmp_code=C] [enc_key_id=K[/M]] [enc_src=A[/len]]
+ *       [enc_dst=A[/len]] [enc_tos=T[/M]] [enc_ttl=T[/M]]
+ *       action=drop|pass|redirect:<dev|ifindex>|tunnel_unset|...
  *   del id=N      stats [id=N]      hello      sync      shutdown
  *
  * Values are taken as given, not masked: "dst_ip=10.0.0.1/24" is a key with
@@ -166,9 +168,72 @@ static int parse_proto(const char *s, struct xdp_flow_key *k,
 	return parse_num(s, &k->ip_proto, &m->ip_proto, 1);
 }
 
+/* The actions named "<kind>:<dev>": their id, and the device in @dev. */
+static __u32 dev_action(const char *s, const char **dev)
+{
+	static const struct {
+		const char *prefix;
+		__u32 id;
+	} kinds[] = {
+		{ "redirect:", XDP_FLOW_ACTION_REDIRECT },
+		{ "mirror:", XDP_FLOW_ACTION_MIRROR },
+		{ "ingress:", XDP_FLOW_ACTION_REDIRECT_INGRESS },
+		{ "mirror_ingress:", XDP_FLOW_ACTION_MIRROR_INGRESS },
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		n = strlen(kinds[i].prefix);
+		if (!strncmp(s, kinds[i].prefix, n)) {
+			*dev = s + n;
+			return kinds[i].id;
+		}
+	}
+	return 0;
+}
+
+/* "tunnel:<id>,<src>,<dst>,<tos>,<ttl>,<flags>": a TUNNEL_SET. */
+static int parse_tunnel(const char *s, struct xdp_flow_action *a)
+{
+	char src[INET_ADDRSTRLEN], dst[INET_ADDRSTRLEN];
+	unsigned int id, tos, ttl, flags;
+
+	if (sscanf(s, "%u,%15[0-9.],%15[0-9.],%u,%u,%u", &id, src, dst, &tos,
+		   &ttl, &flags) != 6 || tos > 255 || ttl > 255 ||
+	    inet_pton(AF_INET, src, &a->tunnel.src) != 1 ||
+	    inet_pton(AF_INET, dst, &a->tunnel.dst) != 1)
+		return -EINVAL;
+	a->id = XDP_FLOW_ACTION_TUNNEL_SET;
+	a->tunnel.id = id;
+	a->tunnel.tos = tos;
+	a->tunnel.ttl = ttl;
+	a->tunnel.flags = flags;
+	return 0;
+}
+
+/* "<hex>": a TUNNEL_OPTS of those bytes (the tables check their length). */
+static int parse_tun_opts(const char *s, struct xdp_flow_action *a)
+{
+	unsigned int n = 0, b;
+
+	a->id = XDP_FLOW_ACTION_TUNNEL_OPTS;
+	while (s[0] && s[1]) {
+		if (n == XDP_FLOW_TUN_OPTS_MAX || sscanf(s, "%2x", &b) != 1)
+			return -EINVAL;
+		a->tun_opts.data[n++] = b;
+		s += 2;
+	}
+	if (*s)
+		return -EINVAL;
+	a->tun_opts.len = n;
+	return 0;
+}
+
 static int parse_action(const char *s, struct xdp_flow_rule *r)
 {
 	struct xdp_flow_action *a = &r->actions[r->nr_actions];
+	const char *dev;
+	__u32 dev_id;
 
 	if (r->nr_actions == XDP_FLOW_MAX_ACTIONS)
 		return -E2BIG;
@@ -176,16 +241,58 @@ static int parse_action(const char *s, struct xdp_flow_rule *r)
 		a->id = XDP_FLOW_ACTION_DROP;
 	} else if (!strcmp(s, "pass")) {
 		a->id = XDP_FLOW_ACTION_PASS;
-	} else if (!strncmp(s, "redirect:", 9)) {
-		a->id = XDP_FLOW_ACTION_REDIRECT;
-		if (parse_dev(s + 9, &a->ifindex))
+	} else if (!strcmp(s, "tunnel_unset")) {
+		a->id = XDP_FLOW_ACTION_TUNNEL_UNSET;
+	} else if ((dev_id = dev_action(s, &dev))) {
+		a->id = dev_id;
+		if (parse_dev(dev, &a->ifindex))
 			return -ENODEV;
+	} else if (!strncmp(s, "ptype:", 6)) {
+		a->id = XDP_FLOW_ACTION_PTYPE;
+		a->ptype = strtoul(s + 6, NULL, 0);
+	} else if (!strncmp(s, "tunnel:", 7)) {
+		if (parse_tunnel(s + 7, a))
+			return -EINVAL;
+	} else if (!strncmp(s, "tunopts:", 8)) {	/* hex bytes */
+		if (parse_tun_opts(s + 8, a))
+			return -EINVAL;
 	} else if (!strncmp(s, "raw:", 4)) {	/* any id, for tests */
 		a->id = strtoul(s + 4, NULL, 0);
 	} else {
 		return -EINVAL;
 	}
 	r->nr_actions++;
+	return 0;
+}
+
+/* enc_<name>=<val>: a tunnel metadata field; an address is IPv4. */
+static int parse_enc(const char *name, const char *val, struct xdp_flow_key *k,
+		     struct xdp_flow_key *m)
+{
+	__be32 a[4], am[4];
+	__be16 proto;
+	int err;
+
+	k->enc_addr = XDP_FLOW_ENC_IPV4;
+	m->enc_addr = 0xff;
+	if (!strcmp(name, "key_id"))
+		return parse_num(val, &k->enc_key_id, &m->enc_key_id, 4);
+	if (!strcmp(name, "tos"))
+		return parse_num(val, &k->enc_tos, &m->enc_tos, 1);
+	if (!strcmp(name, "ttl"))
+		return parse_num(val, &k->enc_ttl, &m->enc_ttl, 1);
+	if (strcmp(name, "src") && strcmp(name, "dst"))
+		return -ENOENT;
+	err = parse_ip(val, a, am, &proto);
+	if (err || proto != htons(ETH_P_IP))
+		return -EINVAL;
+	if (!strcmp(name, "src")) {
+		k->enc_src = a[0];
+		m->enc_src = am[0];
+	} else {
+		k->enc_dst = a[0];
+		m->enc_dst = am[0];
+	}
 	return 0;
 }
 
@@ -282,6 +389,8 @@ static int parse_field(const char *name, const char *val,
 		return parse_num(val, &k->l4_src, &m->l4_src, 2);
 	if (!strcmp(name, "dst_port") || !strcmp(name, "icmp_code"))
 		return parse_num(val, &k->l4_dst, &m->l4_dst, 2);
+	if (!strncmp(name, "enc_", 4))
+		return parse_enc(name + 4, val, k, m);
 	if (!strcmp(name, "src_range"))
 		return parse_range(val, &r->l4_src_range);
 	if (!strcmp(name, "dst_range"))

@@ -424,7 +424,8 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 	t->defs_fd = bpf_map__fd(skel->maps.xf_rule_defs);
 	t->conns_fd = bpf_map__fd(skel->maps.xf_ft_conns);
 	t->gen_fd = bpf_map__fd(skel->maps.xf_gen);
-	t->gen_map = mmap(NULL, sizeof(__u64), PROT_READ | PROT_WRITE,
+	t->gen_map = mmap(NULL, XDP_FLOW_GEN_WORDS * sizeof(__u64),
+			  PROT_READ | PROT_WRITE,
 			  MAP_SHARED, t->gen_fd, 0);
 	if (t->gen_map == MAP_FAILED) {
 		pr_err("cannot map xf_gen: %s", strerror(errno));
@@ -441,8 +442,11 @@ struct table *table_new(struct xdp_flow_bpf *skel)
 		table_free(t);
 		return NULL;
 	}
-	/* Pinned: go on from a previous helper's generation. */
+	/* Pinned: go on from a previous helper's generation; the tunnel
+	 * word stays set until the first list is published.
+	 */
 	t->gen = *t->gen_map;
+	t->tun_words = t->gen_map[1];
 	gen_bump(t);
 	t->barrier_seq = 1;	/* del_barrier[] starts at 0: no wait needed */
 	t->epoch = 1;
@@ -469,7 +473,7 @@ void table_free(struct table *t)
 	free(t->chunk_rules);
 	free(t->chunk_empty);
 	if (t->gen_map)
-		munmap((void *)t->gen_map, sizeof(__u64));
+		munmap((void *)t->gen_map, XDP_FLOW_GEN_WORDS * sizeof(__u64));
 	if (t->mask_min)
 		munmap((void *)t->mask_min, XDP_FLOW_MAX_MASKS * sizeof(__u64));
 	free(t->counters_dirty);

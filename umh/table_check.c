@@ -28,7 +28,9 @@ static const struct {
 	KEY_FIELD(tcp_flags), KEY_FIELD(ip_src), KEY_FIELD(ip_dst),
 	KEY_FIELD(l4_src), KEY_FIELD(l4_dst), KEY_FIELD(arp_sha),
 	KEY_FIELD(arp_tha), KEY_FIELD(chain), KEY_FIELD(pppoe_sid),
-	KEY_FIELD(ppp_proto),
+	KEY_FIELD(ppp_proto), KEY_FIELD(enc_key_id), KEY_FIELD(enc_tos),
+	KEY_FIELD(enc_ttl), KEY_FIELD(enc_addr), KEY_FIELD(enc_src),
+	KEY_FIELD(enc_dst),
 };
 
 static const char *key_field_name(size_t off)
@@ -45,7 +47,8 @@ static const char *key_field_name(size_t off)
 static bool action_is_terminal(__u32 id)
 {
 	return id == XDP_FLOW_ACTION_DROP || id == XDP_FLOW_ACTION_PASS ||
-	       id == XDP_FLOW_ACTION_REDIRECT || id == XDP_FLOW_ACTION_GOTO;
+	       id == XDP_FLOW_ACTION_REDIRECT || id == XDP_FLOW_ACTION_GOTO ||
+	       id == XDP_FLOW_ACTION_REDIRECT_INGRESS;
 }
 
 /*
@@ -70,10 +73,48 @@ static bool pppoe_untagged(const struct xdp_flow_rule *r, unsigned int i)
 	return pops >= tags;
 }
 
+/*
+ * Whether the actions after a tunnel unset (action @i) keep the metadata
+ * it dropped from everything but veths: only mirrors and rewrites, and a
+ * redirect last (the datapath checks that the outputs are such veths).
+ */
+static bool unset_outputs_only(const struct xdp_flow_rule *r, unsigned int i)
+{
+	unsigned int k;
+
+	for (k = i + 1; k < r->nr_actions; k++) {
+		switch (r->actions[k].id) {
+		case XDP_FLOW_ACTION_PASS:
+		case XDP_FLOW_ACTION_GOTO:
+		case XDP_FLOW_ACTION_DROP:
+		case XDP_FLOW_ACTION_REDIRECT_INGRESS:
+		case XDP_FLOW_ACTION_MIRROR_INGRESS:
+		case XDP_FLOW_ACTION_TUNNEL_SET:
+			return false;
+		}
+	}
+	return r->actions[r->nr_actions - 1].id == XDP_FLOW_ACTION_REDIRECT;
+}
+
+/* Whether one of the actions before action @i is a mirror. */
+static bool mirror_before(const struct xdp_flow_rule *r, unsigned int i)
+{
+	unsigned int k;
+
+	for (k = 0; k < i; k++)
+		if (r->actions[k].id == XDP_FLOW_ACTION_MIRROR ||
+		    r->actions[k].id == XDP_FLOW_ACTION_MIRROR_INGRESS)
+			return true;
+	return false;
+}
+
 /* What the XDP program relies on, checked again here so that a rule it
  * cannot execute is refused rather than run: rewrites (pedit and csum
- * before VLAN actions), then exactly one terminal action (drop, pass, goto
- * or redirect), the last; rewrites only before a redirect. A flowtable's
+ * before VLAN actions) and mirrors, then exactly one terminal action
+ * (drop, pass, goto or redirect), the last; rewrites only before a
+ * redirect, or before a pass after a mirror; a tunnel set only in a rule
+ * that ends in a redirect, its options right after it, a tunnel unset
+ * only before rewrites, mirrors and a redirect. A flowtable's
  * rule starts with FT_ROUTE, has its NAT actions before VLAN and PPPoE
  * actions, no pedit or csum, and ends in a redirect; its PPPoE actions
  * work on untagged frames, and it pops PPPoE only from frames its match
@@ -93,7 +134,9 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 			 last ? i : i + 1);
 		return -EINVAL;
 	}
-	if (last && r->nr_actions > 1 && a->id != XDP_FLOW_ACTION_REDIRECT) {
+	if (last && r->nr_actions > 1 && a->id != XDP_FLOW_ACTION_REDIRECT &&
+	    a->id != XDP_FLOW_ACTION_REDIRECT_INGRESS &&
+	    (a->id != XDP_FLOW_ACTION_PASS || !mirror_before(r, i))) {
 		snprintf(msg, len, "action %u: rewrites end only in a redirect", i);
 		return -EINVAL;
 	}
@@ -134,8 +177,17 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 	case XDP_FLOW_ACTION_GOTO:
 		return 0;
 	case XDP_FLOW_ACTION_REDIRECT:
+	case XDP_FLOW_ACTION_MIRROR:
+	case XDP_FLOW_ACTION_REDIRECT_INGRESS:
+	case XDP_FLOW_ACTION_MIRROR_INGRESS:
 		if (!a->ifindex) {
-			snprintf(msg, len, "action %u: redirect without ifindex", i);
+			snprintf(msg, len, "action %u: redirect or mirror without ifindex",
+				 i);
+			return -EINVAL;
+		}
+		if (a->id != XDP_FLOW_ACTION_REDIRECT && ft) {
+			snprintf(msg, len, "action %u: mirror or ingress in a flowtable's rule",
+				 i);
 			return -EINVAL;
 		}
 		return 0;
@@ -175,6 +227,42 @@ static int action_check(const struct xdp_flow_rule *r, unsigned int i,
 		return 0;
 	case XDP_FLOW_ACTION_VLAN_POP:
 		*vlan = true;
+		return 0;
+	case XDP_FLOW_ACTION_TUNNEL_SET:
+		if (ft || !a->tunnel.dst ||
+		    a->tunnel.flags & ~(XDP_FLOW_TUN_CSUM | XDP_FLOW_TUN_DF) ||
+		    r->actions[r->nr_actions - 1].id != XDP_FLOW_ACTION_REDIRECT) {
+			snprintf(msg, len,
+				 "action %u: tunnel set without a destination, with flags 0x%x, in a flowtable's rule or in a rule that does not end in a redirect",
+				 i, a->tunnel.flags);
+			return -EINVAL;
+		}
+		return 0;
+	case XDP_FLOW_ACTION_TUNNEL_OPTS:
+		if (!i || r->actions[i - 1].id != XDP_FLOW_ACTION_TUNNEL_SET ||
+		    !a->tun_opts.len || a->tun_opts.len > XDP_FLOW_TUN_OPTS_MAX ||
+		    a->tun_opts.len % 4 || a->tun_opts.pad[0] ||
+		    a->tun_opts.pad[1] || a->tun_opts.pad[2]) {
+			snprintf(msg, len,
+				 "action %u: tunnel options not right after a tunnel set, or of %u bytes",
+				 i, a->tun_opts.len);
+			return -EINVAL;
+		}
+		return 0;
+	case XDP_FLOW_ACTION_TUNNEL_UNSET:
+		if (ft || !unset_outputs_only(r, i)) {
+			snprintf(msg, len,
+				 "action %u: tunnel unset in a flowtable's rule, or before anything but rewrites, mirrors and a redirect",
+				 i);
+			return -EINVAL;
+		}
+		return 0;
+	case XDP_FLOW_ACTION_PTYPE:
+		if (a->ptype > 3 || ft) {	/* PACKET_OTHERHOST */
+			snprintf(msg, len, "action %u: ptype %u, or in a flowtable's rule",
+				 i, a->ptype);
+			return -EINVAL;
+		}
 		return 0;
 	case XDP_FLOW_ACTION_PPPOE_PUSH:
 	case XDP_FLOW_ACTION_PPPOE_POP:

@@ -57,16 +57,23 @@ int flow_erase(struct table *t, const struct tentry *e)
 	return 0;
 }
 
-/* Whether @m keeps a word of XDP_FLOW_WIDE_WORDS. */
+/* Which of XDP_FLOW_WIDE_WORDS and XDP_FLOW_TUN_WORDS @m keeps a word
+ * of: XDP_FLOW_MASK_* bits.
+ */
 static __u32 mask_wide(const struct xdp_flow_key *m)
 {
 	const xdp_flow_word *mw = (const xdp_flow_word *)m;
-	__u32 j;
+	__u32 j, wide = 0;
 
-	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
-		if (mw[j] && (XDP_FLOW_WIDE_WORDS & (1u << j)))
-			return 1;
-	return 0;
+	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++) {
+		if (!mw[j])
+			continue;
+		if (XDP_FLOW_WIDE_WORDS & (1u << j))
+			wide |= XDP_FLOW_MASK_WIDE;
+		if (XDP_FLOW_TUN_WORDS & (1u << j))
+			wide |= XDP_FLOW_MASK_TUN;
+	}
+	return wide;
 }
 
 static int mask_cmp(const void *a, const void *b)
@@ -88,6 +95,7 @@ int list_publish(struct table *t)
 	struct xdp_flow_mask_list *list;
 	__u64 min[XDP_FLOW_MAX_MASKS];
 	unsigned int i, n = 0;
+	__u64 tun = 0;
 	__u32 zero = 0;
 	int fd, err = 0;
 
@@ -122,6 +130,17 @@ int list_publish(struct table *t)
 		n++;
 	}
 	list->count = n;
+	for (i = 0; i < n; i++)
+		if (list->masks[i].wide & XDP_FLOW_MASK_TUN)
+			tun = XDP_FLOW_GEN_TUN;
+	/* The first mask of a tunnel word: the tc hook reads the metadata
+	 * before any frame can meet the mask (the swap below waits for the
+	 * frames that started without it).
+	 */
+	if (tun && !t->tun_words) {
+		t->tun_words = tun;
+		__atomic_store_n(&t->gen_map[1], tun, __ATOMIC_RELEASE);
+	}
 	qsort(list->masks, n, sizeof(list->masks[0]), mask_cmp);
 	/*
 	 * Exact again: raised where the rules that held a mask low are gone,
@@ -146,6 +165,11 @@ int list_publish(struct table *t)
 	if (t->list_fd >= 0)
 		close(t->list_fd);
 	t->list_fd = fd;
+	/* No mask of a tunnel word is listed any more. */
+	if (!tun && t->tun_words) {
+		t->tun_words = 0;
+		__atomic_store_n(&t->gen_map[1], 0, __ATOMIC_RELEASE);
+	}
 	t->barrier_seq++;
 	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++) {
 		struct tmask *tm = &t->masks[i];

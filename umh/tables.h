@@ -95,7 +95,8 @@ struct table {
 	__u32 barrier_seq;
 	__u32 *del_barrier;
 	__u64 gen;			/* the value last written to xf_gen */
-	volatile __u64 *gen_map;	/* xf_gen's value, mapped */
+	volatile __u64 *gen_map;	/* xf_gen's values, mapped */
+	__u64 tun_words;		/* the value last written to xf_gen[1] */
 	volatile __u64 *mask_min;	/* xf_mask_min's values, mapped */
 	/* Ids whose counters may not be zero: a rule had the id since the
 	 * counters were last zeroed.

@@ -58,15 +58,17 @@
  *               the tag's first byte
  *   vlan_tpid   TPID confusion: vlan push/modify write 802.1ad where
  *               the action asked for 802.1Q, and 802.1Q for 802.1ad
+ *   mirror_vlan wrong copy: mirrors send their copies before the rule's
+ *               VLAN actions (TC hook: the XDP hook leaves mirrors to TC)
  */
 
 /*
  * What both hooks do with a frame: parse it, find the rule TC would run
- * (flow_decide()) and, for a redirect, apply its rewrites. Returns
- * XDP_DROP or XDP_REDIRECT for the hook to carry out and count (@v, and
- * *@tc_len, the bytes TC counts), XDP_PASS when the frame goes on to the
- * stack untouched, XDP_ABORTED when a rewrite failed half-way (the frame
- * must be dropped).
+ * (flow_decide()) and apply the rule's rewrites and mirrors. Returns
+ * XDP_DROP, XDP_REDIRECT or XF_DELIVER (TC hook only) for the hook to
+ * carry out and count (@v, and *@tc_len, the bytes TC counts), XDP_PASS
+ * when the frame goes on to the stack untouched, XDP_ABORTED when a
+ * rewrite failed half-way (the frame must be dropped).
  */
 static __always_inline int flow_run(void *ctx, const enum xf_hook hook,
 				    struct flow_verdict *v, __u64 *tc_len)
@@ -78,7 +80,10 @@ static __always_inline int flow_run(void *ctx, const enum xf_hook hook,
 			  ctx_len(ctx, hook), ctx_ifindex(ctx, hook),
 			  ctx_vlan_key(ctx, hook), (xdp_flow_word *)&key,
 			  tc_len);
-	if (ret != PARSE_OK)
+	/* The tunnel metadata, while a rule may match it. */
+	if (ret != PARSE_OK ||
+	    (hook == XF_TC && tun_words_used() &&
+	     ctx_tunnel_key(ctx, hook, (xdp_flow_word *)&key)))
 		return XDP_PASS;
 	/* No skb helper takes a PPPoE header off (bpf_skb_adjust_room()
 	 * wants IP): PPPoE frames are the XDP hook's.
@@ -99,7 +104,19 @@ static __always_inline int flow_run(void *ctx, const enum xf_hook hook,
 	/* A PPPoE frame: a flowtable's rule's, or the stack's. */
 	if (key.ppp_proto && (ret != XDP_REDIRECT || v->n < 2))
 		return XDP_PASS;
-	if (ret == XDP_REDIRECT && v->n > 1) {
+	/* Only after a mirror, which the XDP hook leaves to the stack. */
+	if (hook == XF_XDP && ret == XF_DELIVER)
+		return XDP_PASS;
+	/* mirred ingress: the TC hook's, where that is exact (edit() checks
+	 * the rules of more actions, whose ptype may change the frame's type).
+	 */
+	if (ret == XDP_REDIRECT && v->ingress &&
+	    (hook == XF_XDP ||
+	     (v->n == 1 &&
+	      !xdp_flow_tc_ingress_ok(ctx, v->ifindex,
+				      ((struct __sk_buff *)ctx)->pkt_type))))
+		return XDP_PASS;
+	if (v->n > 1) {
 		err = hook == XF_XDP ? xdp_flow_edit(ctx, v->rule_id) :
 				       xdp_flow_tc_edit(ctx, v->rule_id);
 		if (err > 0)
@@ -142,6 +159,7 @@ int xdp_flow(struct xdp_md *ctx)
  */
 #ifndef TCX_NEXT
 #define TCX_NEXT	-1
+#define TCX_PASS	0
 #endif
 #define TC_ACT_SHOT	2
 
@@ -186,10 +204,16 @@ int xdp_flow_tc(struct __sk_buff *skb)
 	ret = flow_run(skb, XF_TC, &v, &tc_len);
 	if (ret == XDP_ABORTED)
 		return TC_ACT_SHOT;
-	if (ret != XDP_DROP && ret != XDP_REDIRECT)
+	if (ret != XDP_DROP && ret != XDP_REDIRECT && ret != XF_DELIVER)
 		return TCX_NEXT;
 	flow_count(&v, skb->gso_segs ?: 1, tc_len);
-	return ret == XDP_DROP ? TC_ACT_SHOT : tc_redirect(skb, v.ifindex);
+	if (ret == XF_DELIVER)
+		return TCX_PASS;
+	if (ret == XDP_DROP)
+		return TC_ACT_SHOT;
+	if (v.ingress)
+		return bpf_redirect(v.ifindex, BPF_F_INGRESS);
+	return tc_redirect(skb, v.ifindex);
 }
 
 char LICENSE[] SEC("license") = "GPL";

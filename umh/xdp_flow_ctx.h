@@ -16,6 +16,8 @@
  *                    moved, the head adjusted    bpf_skb_vlan_pop()
  *   frame length     data_end - data: all of it  skb->len (the linear part
  *                                                may end before it); GSO
+ *   tunnel metadata  none                        bpf_skb_get_tunnel_key(),
+ *                                                bpf_skb_set_tunnel_key()
  *
  * The TC hook writes no packet byte itself: a program that does gets a
  * prologue from the verifier that unclones every cloned skb it runs on,
@@ -304,6 +306,139 @@ static __always_inline int ctx_vlan_push(void *ctx, const enum xf_hook hook,
 	h[6] = proto;
 	h[7] = bpf_htons(tci);
 	return 0;
+}
+
+/*
+ * MIRROR, MIRROR_INGRESS: a copy of the frame as it is now out of
+ * @ifindex's transmit path, or (@flags BPF_F_INGRESS) into its receive
+ * path, as TC's mirred mirror sends it (TC hook only; XDP has no copy of
+ * a frame to send). Whatever becomes of the copy, the frame goes on, as
+ * TC's does.
+ */
+static __always_inline int ctx_mirror(void *ctx, const enum xf_hook hook,
+				      __u32 ifindex, __u64 flags)
+{
+	if (hook != XF_TC)
+		return -1;
+	bpf_clone_redirect(ctx, ifindex, flags);
+	return 0;
+}
+
+/* PTYPE: skb->pkt_type, which only this helper writes (TC hook only). */
+static __always_inline int ctx_set_ptype(void *ctx, const enum xf_hook hook,
+					 __u32 type)
+{
+	if (hook != XF_TC)
+		return -1;
+	return bpf_skb_change_type(ctx, type) ? -1 : 0;
+}
+
+/*
+ * TUNNEL_SET: the metadata TC's tunnel_key set gives the frame, for the
+ * tunnel device a redirect or mirror sends it to next (TC hook only; the
+ * uapi header's struct xdp_flow_action says which). bpf_skb_set_tunnel_key()
+ * sets the key, checksum and no-cache flags, and takes the checksum and
+ * don't fragment choices from @flags.
+ */
+static __always_inline int ctx_tunnel_set(void *ctx, const enum xf_hook hook,
+					  const struct xdp_flow_action *a)
+{
+	struct bpf_tunnel_key k = {
+		.tunnel_id = a->tunnel.id,
+		.remote_ipv4 = bpf_ntohl(a->tunnel.dst),
+		.tunnel_tos = a->tunnel.tos,
+		.tunnel_ttl = a->tunnel.ttl,
+		.local_ipv4 = bpf_ntohl(a->tunnel.src),
+	};
+	__u64 flags = 0;
+
+	if (hook != XF_TC)
+		return -1;
+	if (!(a->tunnel.flags & XDP_FLOW_TUN_CSUM))
+		flags |= BPF_F_ZERO_CSUM_TX;
+	if (a->tunnel.flags & XDP_FLOW_TUN_DF)
+		flags |= BPF_F_DONT_FRAGMENT;
+	return bpf_skb_set_tunnel_key(ctx, &k, sizeof(k), flags) ? -1 : 0;
+}
+
+/*
+ * TUNNEL_OPTS: the Geneve options of the metadata TUNNEL_SET just set
+ * (TC hook only), with bpf_skb_set_tunnel_opt().
+ */
+static __always_inline int ctx_tunnel_opts(void *ctx, const enum xf_hook hook,
+					   const struct xdp_flow_action *a)
+{
+	void *data = (void *)a->tun_opts.data;
+	long err;
+
+	if (hook != XF_TC)
+		return -1;
+	/* Constant sizes: the verifier wants the helper's size bounded
+	 * away from 0, which clang's merged range checks do not show it.
+	 */
+	switch (a->tun_opts.len) {
+	case 4:
+		err = bpf_skb_set_tunnel_opt(ctx, data, 4);
+		break;
+	case 8:
+		err = bpf_skb_set_tunnel_opt(ctx, data, 8);
+		break;
+	case 12:
+		err = bpf_skb_set_tunnel_opt(ctx, data, 12);
+		break;
+	default:
+		return -1;
+	}
+	return err ? -1 : 0;
+}
+_Static_assert(XDP_FLOW_TUN_OPTS_MAX == 12, "ctx_tunnel_opts() has a case a size");
+
+/* bpf_skb_get_tunnel_key()'s error for a frame without metadata (any
+ * other, -EPROTO for IPv6 metadata, sends the frame to the stack).
+ */
+#define XF_EINVAL	22
+_Static_assert(sizeof(struct bpf_tunnel_key) == 44,
+	       "bpf_skb_get_tunnel_key() gives the local address (Linux 6.0)");
+
+/*
+ * The tunnel metadata the frame carries into the key's enc_ fields, as
+ * flower's dissector reads it (skb_flow_dissect_tunnel_info()): the TC
+ * hook's. A function of its own, so that the 44 bytes it reads stay off
+ * the stack of the deepest call chain (Linux 6.1 allows 512 bytes in
+ * all). Returns -1 for a frame with IPv6 metadata, which the key cannot
+ * hold: the stack's.
+ */
+__noinline int xdp_flow_tc_tunnel_key(struct __sk_buff *skb,
+				      struct xdp_flow_key *key)
+{
+	struct bpf_tunnel_key k;
+	long err;
+
+	if (!skb || !key)
+		return -1;
+	err = bpf_skb_get_tunnel_key(skb, &k, sizeof(k), 0);
+	if (err == -XF_EINVAL)
+		return 0;
+	if (err)
+		return -1;
+	key->enc_key_id = bpf_htonl(k.tunnel_id);
+	key->enc_tos = k.tunnel_tos;
+	key->enc_ttl = k.tunnel_ttl;
+	key->enc_addr = XDP_FLOW_ENC_IPV4;
+	key->enc_src = bpf_htonl(k.remote_ipv4);
+	key->enc_dst = bpf_htonl(k.local_ipv4);
+	return 0;
+}
+
+/* The tunnel metadata into the key (@kw's words 11 and 12 were left 0
+ * by the parser); an XDP frame has none.
+ */
+static __always_inline int ctx_tunnel_key(void *ctx, const enum xf_hook hook,
+					  xdp_flow_word *kw)
+{
+	if (hook != XF_TC)
+		return 0;
+	return xdp_flow_tc_tunnel_key(ctx, (struct xdp_flow_key *)kw);
 }
 
 /* Returns 0 also when there is no tag to pop (TC: nothing to pop). */

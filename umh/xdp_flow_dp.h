@@ -28,9 +28,14 @@
  *                rules in that mask (mmapable: the helper lowers it in place
  *                when a rule of a lower order joins a listed mask, so adding
  *                rules in descending prio never swaps the list)
- *   xf_gen       ARRAY of one __u64: the tables' generation, bumped by the
- *                helper after every change that may change a lookup
- *                (mmapable: the helper stores to it without a system call)
+ *   xf_gen       ARRAY of two __u64: [0] the tables' generation, bumped by
+ *                the helper after every change that may change a lookup;
+ *                [1] XDP_FLOW_GEN_TUN while a listed mask keeps a word of
+ *                XDP_FLOW_TUN_WORDS, else 0: the tc hook reads a frame's
+ *                tunnel metadata (a helper call a frame) only then; set
+ *                before the list that brings the first such mask is
+ *                swapped in, cleared after the one without any (mmapable:
+ *                the helper stores to it without a system call)
  *   xf_ft_conns  HASH, a flowtable connection's key (struct xdp_flow_rule's
  *                @ft_conn) -> __u32, 1 once a TCP FIN or RST of it went to
  *                the stack (written by the program): an entry while a rule
@@ -44,6 +49,10 @@
  *                only by the module, found like xf_gate: an entry for each
  *                device an XDP hook redirect may go to at once (its egress
  *                path is empty); without one the frame goes to the stack.
+ *   xf_ingress   HASH, ifindex -> union xdp_flow_ingress,
+ *                XDP_FLOW_INGRESS_NAME: written only by the module, found
+ *                through the TC program: the devices a TC hook redirect
+ *                or mirror may enter at ingress.
  *
  * Not pinned: xf_emc, the exact-match cache (PERCPU_ARRAY of struct
  * xdp_flow_emc_set), valid only for sets of the current generation.
@@ -134,16 +143,35 @@ struct xdp_flow_ft_hash {
 #define __always_inline	inline
 #endif
 
+/* A loop over the key's words, unrolled in the datapath: clang leaves a
+ * loop of 13 words rolled, which costs a lookup more than the words do.
+ */
+#ifdef __bpf__
+#define XDP_FLOW_UNROLL	_Pragma("unroll")
+#else
+#define XDP_FLOW_UNROLL
+#endif
+
 /*
  * The key words few masks keep: the rest of the Ethernet addresses (word
  * 1), the second halves of the IPv6 addresses (5, 7) and most of ARP's
- * hardware addresses (9). The others hold the device and the start of the
- * Ethernet destination, the protocols and tags, the IPv4 addresses (and
- * the IPv6 ones' first halves), the ports and the chain.
+ * hardware addresses (9); fewer still keep the tunnel metadata (11, 12),
+ * which only rules on tunnel devices match. The others hold the device and
+ * the start of the Ethernet destination, the protocols and tags, the IPv4
+ * addresses (and the IPv6 ones' first halves), the ports and the chain.
  */
 #define XDP_FLOW_WIDE_WORDS	((1u << 1) | (1u << 5) | (1u << 7) | (1u << 9))
-_Static_assert(XDP_FLOW_KEY_WORDS == 11,
+#define XDP_FLOW_TUN_WORDS	((1u << 11) | (1u << 12))
+_Static_assert(XDP_FLOW_KEY_WORDS == 13,
 	       "the XDP program hashes the key's words one by one");
+
+/* xf_gen[1] */
+#define XDP_FLOW_GEN_TUN	1
+#define XDP_FLOW_GEN_WORDS	2
+
+/* xdp_flow_dp_mask.wide: which of those a mask keeps a word of. */
+#define XDP_FLOW_MASK_WIDE	0x1	/* XDP_FLOW_WIDE_WORDS */
+#define XDP_FLOW_MASK_TUN	0x2	/* XDP_FLOW_TUN_WORDS */
 
 /*
  * The hash of (@mask_id, @kw masked with @mw): a sum of the masked words
@@ -211,7 +239,7 @@ struct xdp_flow_dp_mask {
 	__u32	slot;		/* its index in xf_mask_min */
 	__u64	min_order;	/* its lowest order when the list was made */
 	struct xdp_flow_key mask;
-	__u32	wide;		/* it keeps a word of XDP_FLOW_WIDE_WORDS */
+	__u32	wide;		/* XDP_FLOW_MASK_* */
 	__u32	pad[3];
 	/* Its region of xf_fbuckets: fb_mask + 1 buckets from fb_base on. */
 	__u32	fb_base;
@@ -297,6 +325,7 @@ static __always_inline __u64 xdp_flow_emc_hash(const xdp_flow_word *kw)
 	__u64 h = 0;
 	__u32 j;
 
+	XDP_FLOW_UNROLL
 	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
 		if (!v4 || !xdp_flow_emc_v4_zero(j))
 			h += kw[j] * (__u64)(__s64)(__s32)(0x9e3779b1u + 2 * j);

@@ -163,16 +163,19 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 	__u16 sig;
 	int ret;
 
-	/* Straight on, the words of XDP_FLOW_WIDE_WORDS only if the mask
-	 * keeps one: a loop over the words it keeps costs more.
+	/* Straight on, the words of XDP_FLOW_WIDE_WORDS and
+	 * XDP_FLOW_TUN_WORDS only if the mask keeps one: a loop over the
+	 * words it keeps costs more.
 	 */
 	h += ft_word(fh, kw, mw, 0) + ft_word(fh, kw, mw, 2) +
 	     ft_word(fh, kw, mw, 3) + ft_word(fh, kw, mw, 4) +
 	     ft_word(fh, kw, mw, 6) + ft_word(fh, kw, mw, 8) +
 	     ft_word(fh, kw, mw, 10);
-	if (m->wide)
+	if (m->wide & XDP_FLOW_MASK_WIDE)
 		h += ft_word(fh, kw, mw, 1) + ft_word(fh, kw, mw, 5) +
 		     ft_word(fh, kw, mw, 7) + ft_word(fh, kw, mw, 9);
+	if (m->wide & XDP_FLOW_MASK_TUN)
+		h += ft_word(fh, kw, mw, 11) + ft_word(fh, kw, mw, 12);
 	h = xdp_flow_ft_mix(h);
 	b = h & m->fb_mask;
 	sig = xdp_flow_ft_sig(h);
@@ -344,6 +347,18 @@ static __always_inline __u64 emc_hash(struct xdp_flow_key *key)
 }
 
 /*
+ * Whether a listed mask keeps a tunnel word (xf_gen[1]): else the key's
+ * tunnel words, left 0, match every mask alike.
+ */
+static __always_inline int tun_words_used(void)
+{
+	__u32 one = 1;
+	__u64 *w = bpf_map_lookup_elem(&xf_gen, &one);
+
+	return w && *w;
+}
+
+/*
  * Whether a way's key @a is the key @b. Where @b is an IPv4 key, a way
  * with the same word 2 (its EtherType) holds one too, parsed as @b was:
  * the words the parser keeps zero for IPv4 are zero in both.
@@ -354,6 +369,7 @@ static __always_inline int emc_key_equal(const xdp_flow_word *a,
 	__u64 diff = 0;
 	__u32 j;
 
+	XDP_FLOW_UNROLL
 	for (j = 0; j < XDP_FLOW_KEY_WORDS; j++)
 		if (!v4 || !xdp_flow_emc_v4_zero(j))
 			diff |= a[j] ^ b[j];
@@ -426,6 +442,13 @@ static __always_inline int xdp_flow_lookup(struct xdp_flow_key *key,
  */
 #define XDP_FLOW_MAX_GOTOS	4
 
+/*
+ * A verdict of the lookup besides the XDP ones: the rule's actions end in
+ * a pass after a mirror, which TC would not see again: the frame goes to
+ * the stack past TC's filters (TCX_PASS). Never an XDP program's return.
+ */
+#define XF_DELIVER	16
+
 /* What the lookup decided for a frame, for either hook to carry out. */
 struct flow_verdict {
 	__u32 rule_id;		/* the rule whose action decides */
@@ -433,6 +456,7 @@ struct flow_verdict {
 	__u32 ifindex;		/* XDP_REDIRECT: the device */
 	__u32 hops;		/* goto rules that led to it */
 	__u32 path[XDP_FLOW_MAX_GOTOS];
+	__u32 ingress;		/* XDP_REDIRECT: into @ifindex's receive path */
 };
 
 /* What the cache may keep of a rule whose only action is @act. */
@@ -443,6 +467,25 @@ static __always_inline __u32 emc_act(const struct xdp_flow_action *act)
 	if (act->id == XDP_FLOW_ACTION_REDIRECT)
 		return act->ifindex;	/* 0 would be "read the rule" */
 	return 0;
+}
+
+/*
+ * A TCP FIN or RST of a flowtable's connection, which the gate sends to
+ * the stack while its rule's change is in flight: the flowtable tears the
+ * flow down there, so the connection is marked as ft_conn_ended()
+ * (xdp_flow_flowtable.h) marks it, before the gate lets the rule act.
+ */
+static __always_inline void ft_conn_gated(const struct xdp_flow_dp_rule *rule,
+					  const struct xdp_flow_key *key)
+{
+	__u32 *ended;
+
+	if (!rule->ft_conn || key->ip_proto != IPPROTO_TCP ||
+	    !(key->tcp_flags & bpf_htons(0x0005)))	/* RST, FIN */
+		return;
+	ended = bpf_map_lookup_elem(&xf_ft_conns, &rule->ft_conn);
+	if (ended)
+		*ended = 1;
 }
 
 /*
@@ -480,8 +523,12 @@ static __always_inline int flow_step(struct xdp_flow_key *key, __u64 h,
 		return 2;
 	}
 	rule = bpf_map_lookup_elem(&xf_rules, &v->rule_id);
-	if (!rule || (limit && rule->order >= limit - 1))
+	if (!rule)
 		return -1;
+	if (limit && rule->order >= limit - 1) {
+		ft_conn_gated(rule, key);
+		return -1;
+	}
 	/* Rules TC executes itself, and "pass", are counted by TC; so are
 	 * the rules that led here, as TC runs them again.
 	 */
@@ -522,14 +569,14 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 	h = emc_hash(key);
 
 	/* Rule changes the helper has not done yet: what they may decide
-	 * goes to the stack (all of it, from XDP_FLOW_GATE_CLOSED on).
+	 * goes to the stack (all of it, from XDP_FLOW_GATE_CLOSED on). A
+	 * closed gate still looks the rule up: a flowtable connection's FIN
+	 * marks it there (ft_conn_gated()) while no helper answers.
 	 */
 	gate = bpf_map_lookup_elem(&xf_gate, &zero);
 	if (!gate)
 		return XDP_PASS;
 	limit = *gate;
-	if (limit == XDP_FLOW_GATE_CLOSED)
-		return XDP_PASS;
 #ifdef XDP_FLOW_MUTANT_never_tcp
 	if (key->ip_proto == IPPROTO_TCP && !key->ip_frag)
 		return XDP_PASS;
@@ -565,8 +612,17 @@ static __always_inline int flow_decide(struct xdp_flow_key *key,
 			return XDP_PASS;
 		v->ifindex = act->ifindex;
 		return XDP_REDIRECT;
+	case XDP_FLOW_ACTION_REDIRECT_INGRESS:
+		if (!act->ifindex)
+			return XDP_PASS;
+		v->ifindex = act->ifindex;
+		v->ingress = 1;
+		return XDP_REDIRECT;
+	case XDP_FLOW_ACTION_PASS:
+		/* After a mirror, TC is done with the frame. */
+		return n > 1 ? XF_DELIVER : XDP_PASS;
 	}
-	/* PASS, or an entry caught while being cleared. */
+	/* An entry caught while being cleared. */
 	return XDP_PASS;
 }
 

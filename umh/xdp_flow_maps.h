@@ -102,7 +102,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, XDP_FLOW_GEN_WORDS);
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(map_flags, BPF_F_MMAPABLE);	/* the helper bumps it in place */
@@ -130,6 +130,19 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_peers SEC(".maps");
+
+/* The devices a TC hook redirect or mirror may enter at ingress: written
+ * by the module only (net/xdp_flow/peer.c), read by
+ * xdp_flow_tc_ingress_ok().
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XDP_FLOW_MAX_INGRESS);
+	__type(key, __u32);
+	__type(value, union xdp_flow_ingress);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_ingress SEC(".maps");
 
 /* The devices an XDP hook redirect may go to at once, their egress path
  * being empty: written by the module only (net/xdp_flow/peer.c), read by

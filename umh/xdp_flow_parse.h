@@ -120,7 +120,8 @@ _Static_assert(KEY_OFF(eth_dst) == 4 && KEY_OFF(eth_src) == 10 &&
 	       KEY_WORD(l4_src) == 8 && KEY_OFF(arp_sha) == 68 &&
 	       KEY_OFF(arp_tha) == 74 && KEY_OFF(chain) == 80 &&
 	       KEY_WORD(pppoe_sid) == 10 && KEY_WORD(ppp_proto) == 10 &&
-	       XDP_FLOW_KEY_WORDS == 11,
+	       KEY_OFF(enc_key_id) == 88 && KEY_OFF(enc_src) == 96 &&
+	       XDP_FLOW_KEY_WORDS == 13,
 	       "the parser's words follow struct xdp_flow_key");
 
 /* Values of XDP_PASS and below stop parsing with that verdict. */
@@ -364,6 +365,8 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 		KEY_AT(pkt_u32(eth->h_dest), eth_dst, 4);
 	kw[1] = pkt_u64(&eth->h_dest[4]);
 	kw[10] = 0;	/* chain 0, no PPPoE */
+	kw[11] = 0;	/* no tunnel metadata: the hook reads it */
+	kw[12] = 0;
 	proto = pkt_u16(&eth->h_proto);
 	nh = eth + 1;
 	/* TC sees the frame without its Ethernet header... */

@@ -3,11 +3,12 @@
  * xdp_flow datapath: the rewrites of a rule, each written once for both
  * hooks over the context layer, and what each hook does of them.
  *
- * A rule with more than one action rewrites the frame, then redirects it
- * (the module and the helper allow no other shape). Everything a rewrite
- * needs is checked before the first byte changes (act_check()): a frame TC
- * would treat in a way this code does not reproduce goes to the stack
- * untouched, and TC handles it. The XDP hook does every rewrite; the TC
+ * A rule with more than one action rewrites the frame, then redirects it;
+ * or, with mirrors among the rewrites (TC hook only), it may also end in a
+ * pass (the module and the helper allow no other shape). Everything a
+ * rewrite needs is checked before the first byte changes (act_check()): a
+ * frame TC would treat in a way this code does not reproduce goes to the
+ * stack untouched, and TC handles it. The XDP hook does every rewrite; the TC
  * hook does the VLAN actions and a flowtable's routing and NAT, and leaves
  * pedit, csum and PPPoE to TC.
  *
@@ -212,8 +213,83 @@ static __always_inline int act_check(const enum xf_hook hook,
 		return 0;
 	case XDP_FLOW_ACTION_VLAN_MODIFY:
 		return hook == XF_TC && ft;
+	case XDP_FLOW_ACTION_MIRROR:
+	case XDP_FLOW_ACTION_MIRROR_INGRESS:
+	case XDP_FLOW_ACTION_PTYPE:
+	case XDP_FLOW_ACTION_TUNNEL_SET:
+	case XDP_FLOW_ACTION_TUNNEL_OPTS:
+	case XDP_FLOW_ACTION_TUNNEL_UNSET:
+		return hook == XF_XDP;
 	}
 	return hook == XF_TC;
+}
+
+#ifndef PACKET_HOST
+#define PACKET_HOST		0
+#define PACKET_BROADCAST	1
+#define PACKET_MULTICAST	2
+#define PACKET_OTHERHOST	3
+#endif
+
+/*
+ * Would the TC hook's entry of @skb, of packet type @ptype by then, into
+ * @ifindex's receive path (bpf_redirect() or bpf_clone_redirect() with
+ * BPF_F_INGRESS) be what mirred ingress does? Those classify the frame for
+ * the target anew, as eth_type_trans() does, and zero its priority, where
+ * mirred keeps both: only for a target the module vouches for
+ * (xf_ingress) and a frame they leave as it is. A global function: the
+ * verifier checks it once.
+ */
+__noinline int xdp_flow_tc_ingress_ok(struct __sk_buff *skb, __u32 ifindex,
+				      __u32 ptype)
+{
+	union xdp_flow_ingress *e, dev;
+	void *data, *data_end;
+	__u32 type;
+	__u8 *dst;
+
+	if (!skb)
+		return 0;
+	e = bpf_map_lookup_elem(&xf_ingress, &ifindex);
+	if (!e || skb->priority)
+		return 0;
+	dev.word = *(volatile __u64 *)&e->word;
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	dst = data;
+	if (data + ETH_ALEN > data_end)
+		return 0;
+	if (dst[0] & 1)
+		type = (dst[0] & dst[1] & dst[2] & dst[3] & dst[4] & dst[5]) ==
+		       0xff ? PACKET_BROADCAST : PACKET_MULTICAST;
+	else if (*(__u32 *)dst == *(__u32 *)dev.mac &&
+		 *(__u16 *)(dst + 4) == *(__u16 *)(dev.mac + 4))
+		type = PACKET_HOST;
+	else
+		type = PACKET_OTHERHOST;
+	return ptype == type;
+}
+
+/*
+ * May the TC hook send a frame with bpf_skb_set_tunnel_key()'s metadata to
+ * @ifindex? Its transmit path must be empty (XDP_FLOW_EGRESS_NAME): the
+ * metadata is per CPU, and a frame that waited in a queue would leave
+ * with the next frame's.
+ */
+static __always_inline int tc_tunnel_out_ok(__u32 ifindex)
+{
+	return bpf_map_lookup_elem(&xf_egress, &ifindex) != NULL;
+}
+
+/*
+ * An output after tunnel_key unset, whose metadata the tc hook cannot
+ * drop: a veth whose transmit path is empty (an entry in xf_peers), so
+ * that nothing reads the metadata before veth drops it on the way to the
+ * peer (skb_scrub_packet()), however the frame is sent there.
+ */
+static __always_inline int tc_unset_out_ok(__u32 ifindex)
+{
+	return bpf_map_lookup_elem(&xf_peers, &ifindex) != NULL;
 }
 
 /* One rewrite at @hook. Returns 0, or -1 when it failed half-way. */
@@ -235,6 +311,21 @@ static __always_inline int act(void *ctx, const enum xf_hook hook,
 		return ctx_vlan_pop(ctx, hook);
 	case XDP_FLOW_ACTION_VLAN_MODIFY:
 		return vlan_modify(ctx, hook, a);
+	case XDP_FLOW_ACTION_MIRROR:
+#ifdef XDP_FLOW_MUTANT_mirror_vlan
+		return 0;	/* sent before the rewrites (edit()) */
+#endif
+		return ctx_mirror(ctx, hook, a->ifindex, 0);
+	case XDP_FLOW_ACTION_MIRROR_INGRESS:
+		return ctx_mirror(ctx, hook, a->ifindex, BPF_F_INGRESS);
+	case XDP_FLOW_ACTION_PTYPE:
+		return ctx_set_ptype(ctx, hook, a->ptype);
+	case XDP_FLOW_ACTION_TUNNEL_SET:
+		return ctx_tunnel_set(ctx, hook, a);
+	case XDP_FLOW_ACTION_TUNNEL_OPTS:
+		return ctx_tunnel_opts(ctx, hook, a);
+	case XDP_FLOW_ACTION_TUNNEL_UNSET:
+		return hook == XF_TC ? 0 : -1;	/* edit() checked the outputs */
 	case XDP_FLOW_ACTION_PPPOE_PUSH:
 		return hook == XF_XDP ? pppoe_push(ctx, a->pppoe_sid) : -1;
 	case XDP_FLOW_ACTION_PPPOE_POP:
@@ -312,7 +403,7 @@ static __always_inline int edit(void *ctx, const enum xf_hook hook,
 {
 	struct edit_layout l = {};
 	struct xdp_flow_dp_rule *rule;
-	__u32 i, n, len, gso_size;
+	__u32 i, n, len, gso_size, ptype = 0, tunnel = 0, unset = 0;
 	int ft;
 
 	rule = bpf_map_lookup_elem(&xf_rules, &rule_id);
@@ -332,6 +423,8 @@ static __always_inline int edit(void *ctx, const enum xf_hook hook,
 	}
 	len = ctx_len(ctx, hook);
 	gso_size = ctx_gso_size(ctx, hook);
+	if (hook == XF_TC)
+		ptype = ((struct __sk_buff *)ctx)->pkt_type;
 	/* Only a flowtable's rule edits a PPPoE frame. */
 	if (l.pppoe && !ft)
 		return 1;
@@ -345,7 +438,52 @@ static __always_inline int edit(void *ctx, const enum xf_hook hook,
 		    act_check(hook, &l, &rule->actions[i], i, ft, len,
 			      gso_size))
 			return 1;
+		if (hook != XF_TC)
+			continue;
+		if (rule->actions[i].id == XDP_FLOW_ACTION_PTYPE)
+			ptype = rule->actions[i].ptype;
+		if (rule->actions[i].id == XDP_FLOW_ACTION_TUNNEL_SET)
+			tunnel = 1;
+		if (tunnel && rule->actions[i].id == XDP_FLOW_ACTION_MIRROR &&
+		    !tc_tunnel_out_ok(rule->actions[i].ifindex))
+			return 1;
+		if (rule->actions[i].id == XDP_FLOW_ACTION_TUNNEL_UNSET)
+			unset = 1;
+		if (unset && rule->actions[i].id == XDP_FLOW_ACTION_MIRROR &&
+		    !tc_unset_out_ok(rule->actions[i].ifindex))
+			return 1;
+		if (rule->actions[i].id == XDP_FLOW_ACTION_MIRROR_INGRESS &&
+		    !xdp_flow_tc_ingress_ok(ctx, rule->actions[i].ifindex, ptype))
+			return 1;
 	}
+	/* The last action: an ingress redirect, of the type the frame has
+	 * by then.
+	 */
+	if (hook == XF_TC &&
+	    rule->actions[n & 7].id == XDP_FLOW_ACTION_REDIRECT_INGRESS &&
+	    !xdp_flow_tc_ingress_ok(ctx, rule->actions[n & 7].ifindex, ptype))
+		return 1;
+	/* The output after a tunnel_key set (the module and the helper let
+	 * a rule with one end only in a redirect).
+	 */
+	if (hook == XF_TC && tunnel &&
+	    !tc_tunnel_out_ok(rule->actions[n & 7].ifindex))
+		return 1;
+	/* The redirect after a tunnel_key unset (the module and the helper
+	 * let a rule with one end only in a redirect to a veth, or a drop).
+	 */
+	if (hook == XF_TC && unset &&
+	    rule->actions[n & 7].id == XDP_FLOW_ACTION_REDIRECT &&
+	    !tc_unset_out_ok(rule->actions[n & 7].ifindex))
+		return 1;
+#ifdef XDP_FLOW_MUTANT_mirror_vlan
+	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
+		if (i >= n)
+			break;
+		if (rule->actions[i].id == XDP_FLOW_ACTION_MIRROR)
+			ctx_mirror(ctx, hook, rule->actions[i].ifindex, 0);
+	}
+#endif
 	/* Second pass: do it. */
 	for (i = 0; i < XDP_FLOW_MAX_ACTIONS - 1; i++) {
 		if (i >= n)

@@ -7,16 +7,19 @@
  * with each kind of action (struct xdp_flow_act): the operation that makes
  * the XDP action of a TC rule's action, the one that takes a flowtable
  * offer's action, and the refusals, beside the action they refuse: where
- * it cannot come (after a rewrite, after a VLAN action, at the tc hook),
- * and why the XDP program does not do it at all. What the operations of
- * one rule share (what came before, what a flowtable's actions gather) is
- * struct xdp_flow_act_state. xdp_flow_actions() and xdp_flow_ft_actions()
- * go through a rule's actions with it, and check the whole at the end.
+ * it cannot come (after a rewrite, a VLAN action or a mirror, at either
+ * hook), and why the XDP program does not do it at all. What the
+ * operations of one rule share (what came before, what a flowtable's
+ * actions gather) is struct xdp_flow_act_state. xdp_flow_actions() and
+ * xdp_flow_ft_actions() go through a rule's actions with it, and check the
+ * whole at the end.
  *
- * It owns the table; it calls netdev.c (whether a redirect's target takes
- * XDP frames).
+ * It owns the table; it calls tunnel.c (the tunnel_key actions) and
+ * netdev.c (whether a redirect's target takes XDP frames).
  */
+#include <linux/if_arp.h>
 #include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -26,53 +29,7 @@
 #include <uapi/linux/tc_act/tc_csum.h>
 
 #include "xdp_flow.h"
-
-/*
- * What a flowtable's offer rewrites, gathered from its pedit-style
- * entries (net/netfilter/nf_flow_table_offload.c) before the XDP actions
- * are made from it. @eth and @l4 hold the rewritten bytes, @eth_set and
- * @l4_set which of them were written; @addr the addresses (IPv4 in word
- * 0), @addr_set the words written, source then destination; @first which
- * side (0 source, 1 destination) the offer rewrote first.
- */
-struct xdp_flow_ft_edit {
-	u8 eth[12];
-	u16 eth_set;
-	u8 l4[4];
-	u8 l4_set;
-	__be32 addr[2][4];
-	u8 addr_set[2];
-	int first;
-};
-
-/**
- * struct xdp_flow_act_state - what the operations of a rule's actions share
- * @t: the device the rule is offered on
- * @rule: the rule being made
- * @xa: TC: the XDP action the action at hand becomes
- * @rewrites: TC: a rewrite (pedit, csum, VLAN) came before
- * @vlan: TC: a VLAN action came before
- * @done: TC: a terminal action (drop, pass, goto chain, redirect) came
- *	before
- * @edit: flowtable: what its rewrites write
- * @vlans: flowtable: its VLAN and PPPoE actions, the pops first
- * @npop: flowtable: the pops among them
- * @nvlan: flowtable: how many there are
- * @out: flowtable: the output device
- */
-struct xdp_flow_act_state {
-	const struct xdp_flow_target *t;
-	struct xdp_flow_rule *rule;
-	struct xdp_flow_action *xa;
-	bool rewrites;
-	bool vlan;
-	bool done;
-	struct xdp_flow_ft_edit edit;
-	struct xdp_flow_action vlans[XDP_FLOW_MAX_ACTIONS];
-	unsigned int npop;
-	unsigned int nvlan;
-	struct net_device *out;
-};
+#include "act_state.h"
 
 /* --- TC rules: each operation makes the XDP action @s->xa --- */
 
@@ -105,13 +62,73 @@ static const char *xdp_flow_act_goto(const struct flow_action_entry *act,
 static const char *xdp_flow_act_redirect(const struct flow_action_entry *act,
 					 struct xdp_flow_act_state *s)
 {
+	const char *why;
+
 	if (!act->dev || !net_eq(dev_net(act->dev), &init_net))
 		return "xdp_flow: redirect target is in another netns";
+	why = xdp_flow_tunnel_out(act->dev, s) ?: xdp_flow_unset_out(act->dev, s);
+	if (why)
+		return why;
 	if (!s->t->tc_hook && !xdp_flow_can_xmit(act->dev))
 		return "xdp_flow: redirect target takes no XDP frames";
 	s->xa->id = XDP_FLOW_ACTION_REDIRECT;
 	s->xa->ifindex = act->dev->ifindex;
 	s->done = true;
+	return NULL;
+}
+
+/*
+ * mirred's other three: egress mirror, ingress redirect and ingress
+ * mirror (the tc hook's). A mirror's copy of the frame as it is now goes
+ * out of the target's transmit path (bpf_clone_redirect(), which takes
+ * mirred's path: qdisc, egress filters and programs, netfilter's egress
+ * hook), and the frame goes on to the next action. Ingress, the frame or
+ * a copy enters the target's receive path where that is exact (the uapi
+ * header's XDP_FLOW_INGRESS_NAME), and goes to TC elsewhere; the target
+ * must be an Ethernet device.
+ */
+static const char *xdp_flow_act_mirred(const struct flow_action_entry *act,
+				       struct xdp_flow_act_state *s)
+{
+	if (!act->dev || !net_eq(dev_net(act->dev), &init_net))
+		return "xdp_flow: mirred target is in another netns";
+	if (act->id != FLOW_ACTION_MIRRED && act->dev->type != ARPHRD_ETHER)
+		return "xdp_flow: ingress target is not an Ethernet device";
+	if (act->id != FLOW_ACTION_MIRRED && (s->tunnel || s->unset))
+		return "xdp_flow: cannot offload mirred ingress after tunnel_key set or unset";
+	if (act->id == FLOW_ACTION_MIRRED) {
+		const char *why = xdp_flow_tunnel_out(act->dev, s) ?:
+				  xdp_flow_unset_out(act->dev, s);
+
+		if (why)
+			return why;
+	}
+	s->xa->ifindex = act->dev->ifindex;
+	switch (act->id) {
+	case FLOW_ACTION_MIRRED:
+		s->xa->id = XDP_FLOW_ACTION_MIRROR;
+		s->mirror = true;
+		break;
+	case FLOW_ACTION_MIRRED_INGRESS:
+		s->xa->id = XDP_FLOW_ACTION_MIRROR_INGRESS;
+		s->mirror = true;
+		break;
+	default:
+		s->xa->id = XDP_FLOW_ACTION_REDIRECT_INGRESS;
+		s->done = true;
+	}
+	return NULL;
+}
+
+/* skbedit ptype: the packet type the frame has from here on. */
+static const char *xdp_flow_act_ptype(const struct flow_action_entry *act,
+				      struct xdp_flow_act_state *s)
+{
+	if (act->ptype > PACKET_OTHERHOST)
+		return "xdp_flow: cannot offload skbedit ptype of this type";
+	s->xa->id = XDP_FLOW_ACTION_PTYPE;
+	s->xa->ptype = act->ptype;
+	s->rewrites = true;
 	return NULL;
 }
 
@@ -442,8 +459,12 @@ static const char *xdp_flow_ft_nat(const struct xdp_flow_ft_edit *e,
  * @tc: makes the XDP action of a TC rule's action; NULL: refused (@msg)
  * @ft: takes a flowtable offer's action; NULL: refused (@ft_msg, @msg)
  * @at_tc_hook: TC: why it is refused at the tc hook
+ * @at_xdp_hook: TC: why it is refused at the XDP hook
  * @after_vlan: TC: why it is refused after a VLAN action
- * @after_rewrite: TC: why it is refused after a rewrite
+ * @after_mirror: TC: why it is refused after a mirror
+ * @after_rewrite: TC: why it is refused after a rewrite, unless a mirror
+ *	came before it (the frame then ends where TC's would, with its
+ *	rewrites, and the rewrites may have made a copy)
  * @msg: why it is refused where it has no operation
  * @ft_msg: a flowtable offer's: why it is refused, when not @msg
  */
@@ -453,7 +474,9 @@ struct xdp_flow_act {
 	const char *(*ft)(const struct flow_action_entry *act,
 			  struct xdp_flow_act_state *s);
 	const char *at_tc_hook;
+	const char *at_xdp_hook;
 	const char *after_vlan;
+	const char *after_mirror;
 	const char *after_rewrite;
 	const char *msg;
 	const char *ft_msg;
@@ -462,6 +485,10 @@ struct xdp_flow_act {
 static const struct xdp_flow_act xdp_flow_act_table[NUM_FLOW_ACTIONS] = {
 	[FLOW_ACTION_DROP] = {
 		.tc = xdp_flow_act_drop,
+		/* Offloaded counters update every action of a rule alike:
+		 * the mirror's drops would be the gact's.
+		 */
+		.after_mirror = "xdp_flow: cannot offload a drop after a mirror (its counters)",
 		.after_rewrite = "xdp_flow: cannot offload rewrites before drop",
 	},
 	[FLOW_ACTION_ACCEPT] = {
@@ -470,6 +497,7 @@ static const struct xdp_flow_act xdp_flow_act_table[NUM_FLOW_ACTIONS] = {
 	},
 	[FLOW_ACTION_GOTO] = {
 		.tc = xdp_flow_act_goto,
+		.after_mirror = "xdp_flow: cannot offload mirror before goto chain",
 		.after_rewrite = "xdp_flow: cannot offload rewrites before goto chain",
 	},
 	[FLOW_ACTION_REDIRECT] = {
@@ -508,13 +536,16 @@ static const struct xdp_flow_act xdp_flow_act_table[NUM_FLOW_ACTIONS] = {
 		.ft = xdp_flow_ft_act_encap,
 	},
 	[FLOW_ACTION_MIRRED] = {
-		.msg = "xdp_flow: cannot offload action mirred egress mirror",
+		.tc = xdp_flow_act_mirred,
+		.at_xdp_hook = "xdp_flow: the XDP hook does not offload mirror (hook tc does)",
 	},
 	[FLOW_ACTION_REDIRECT_INGRESS] = {
-		.msg = "xdp_flow: cannot offload action mirred ingress redirect",
+		.tc = xdp_flow_act_mirred,
+		.at_xdp_hook = "xdp_flow: the XDP hook does not offload mirred ingress (tc does)",
 	},
 	[FLOW_ACTION_MIRRED_INGRESS] = {
-		.msg = "xdp_flow: cannot offload action mirred ingress mirror",
+		.tc = xdp_flow_act_mirred,
+		.at_xdp_hook = "xdp_flow: the XDP hook does not offload mirred ingress (tc does)",
 	},
 	[FLOW_ACTION_POLICE] = {
 		.msg = "xdp_flow: cannot offload action police",
@@ -526,11 +557,13 @@ static const struct xdp_flow_act xdp_flow_act_table[NUM_FLOW_ACTIONS] = {
 		.msg = "xdp_flow: cannot offload action ct",
 	},
 	[FLOW_ACTION_TUNNEL_ENCAP] = {
-		.msg = "xdp_flow: cannot offload action tunnel_key",
+		.tc = xdp_flow_act_tunnel_set,
+		.at_xdp_hook = "xdp_flow: the XDP hook does not offload tunnel_key set (tc does)",
 		.ft_msg = "xdp_flow: cannot offload tunnels of flowtable flows",
 	},
 	[FLOW_ACTION_TUNNEL_DECAP] = {
-		.msg = "xdp_flow: cannot offload action tunnel_key",
+		.tc = xdp_flow_act_tunnel_unset,
+		.at_xdp_hook = "xdp_flow: the XDP hook does not offload tunnel_key unset (tc does)",
 		.ft_msg = "xdp_flow: cannot offload tunnels of flowtable flows",
 	},
 	[FLOW_ACTION_VLAN_PUSH_ETH] = {
@@ -547,6 +580,13 @@ static const struct xdp_flow_act xdp_flow_act_table[NUM_FLOW_ACTIONS] = {
 	},
 	[FLOW_ACTION_MARK] = {
 		.msg = "xdp_flow: cannot offload action skbedit mark",
+	},
+	[FLOW_ACTION_PTYPE] = {
+		.tc = xdp_flow_act_ptype,
+		.at_xdp_hook = "xdp_flow: the XDP hook does not offload skbedit ptype (tc does)",
+	},
+	[FLOW_ACTION_PRIORITY] = {
+		.msg = "xdp_flow: cannot offload action skbedit priority",
 	},
 };
 
@@ -571,17 +611,28 @@ static const char *xdp_flow_act_refused(const struct xdp_flow_act *a, bool ft)
  * xdp_flow_actions() - the XDP actions of a TC rule
  * @fr: the rule
  * @t: the device it is offered on
+ * @classid: the rule's classid (flower's classid or hw_tc), 0 for none
  * @rule: gets the actions; its key and mask are made
  * @extack: for the hw_stats check's message
  *
  * Actions the XDP program executes: rewrites (pedit, csum, then VLAN), then
  * one of drop, pass, goto chain and redirect. Rewrites go only before a
  * redirect: a rewritten frame passed to the stack would meet TC again.
+ * At the tc hook, mirrors may come among the rewrites, and a rule with a
+ * mirror may also end in pass or without a terminal action (TC then hands
+ * the frame to the stack, as pass does: the rule gets a PASS): the tc hook
+ * hands it on past TC's filters, which do not see it again. Not in drop:
+ * TC would count the drops on the drop action alone, and offloaded
+ * counters update every action of a rule alike. At the tc hook too,
+ * tunnel_key set may come among the rewrites of a rule that ends in a
+ * redirect, its outputs VXLAN or Geneve devices (xdp_flow_tunnel_out()),
+ * and tunnel_key unset among those of a rule that ends in a redirect, its
+ * outputs veths (xdp_flow_unset_out()).
  *
  * Return: NULL, or why the actions cannot be offloaded.
  */
 const char *xdp_flow_actions(struct flow_rule *fr,
-			     const struct xdp_flow_target *t,
+			     const struct xdp_flow_target *t, u32 classid,
 			     struct xdp_flow_rule *rule,
 			     struct netlink_ext_ack *extack)
 {
@@ -589,7 +640,7 @@ const char *xdp_flow_actions(struct flow_rule *fr,
 	const struct xdp_flow_act *a;
 	struct flow_action_entry *act;
 	const char *why;
-	int i;
+	int i, n;
 
 	if (!flow_action_has_entries(&fr->action))
 		return "xdp_flow: cannot offload a rule without actions";
@@ -599,6 +650,7 @@ const char *xdp_flow_actions(struct flow_rule *fr,
 					FLOW_ACTION_HW_STATS_DELAYED_BIT))
 		return "xdp_flow: cannot offload the requested hw_stats type";
 
+	n = 0;
 	flow_action_for_each(i, act, &fr->action) {
 		if (s.done)
 			return "xdp_flow: cannot offload actions after a terminal action";
@@ -607,18 +659,47 @@ const char *xdp_flow_actions(struct flow_rule *fr,
 			return xdp_flow_act_refused(a, false);
 		if (t->tc_hook && a->at_tc_hook)
 			return a->at_tc_hook;
+		if (!t->tc_hook && a->at_xdp_hook)
+			return a->at_xdp_hook;
 		if (s.vlan && a->after_vlan)
 			return a->after_vlan;
-		if (s.rewrites && a->after_rewrite)
+		if (s.mirror && a->after_mirror)
+			return a->after_mirror;
+		if (s.rewrites && !s.mirror && a->after_rewrite)
 			return a->after_rewrite;
-		s.xa = &rule->actions[i];
+		if (n == XDP_FLOW_MAX_ACTIONS)
+			return XDP_FLOW_OPTS_ROOM;
+		s.xa = &rule->actions[n];
+		s.room = XDP_FLOW_MAX_ACTIONS - n - 1;
+		s.extra = 0;
 		why = a->tc(act, &s);
 		if (why)
 			return why;
+		n += 1 + s.extra;
 	}
-	if (!s.done)
+	rule->nr_actions = n;
+	if (s.tunnel &&
+	    rule->actions[rule->nr_actions - 1].id != XDP_FLOW_ACTION_REDIRECT)
+		return "xdp_flow: cannot offload tunnel_key set that does not end in a redirect";
+	if (!s.done && !s.mirror)
 		return "xdp_flow: cannot offload rewrites that end in pass";
-	rule->nr_actions = fr->action.num_entries;
+	if (!s.done) {
+		/* TC's pipe past the last action: the frame goes to the
+		 * stack, as after a pass.
+		 */
+		if (rule->nr_actions == XDP_FLOW_MAX_ACTIONS)
+			return "xdp_flow: cannot offload more than 7 actions that end in a mirror";
+		rule->actions[rule->nr_actions++].id = XDP_FLOW_ACTION_PASS;
+	}
+	if (s.unset &&
+	    rule->actions[rule->nr_actions - 1].id != XDP_FLOW_ACTION_REDIRECT)
+		return "xdp_flow: cannot offload tunnel_key unset that does not end in a redirect";
+	/* After a mirror, the tc hook hands the frame to the stack past
+	 * TC's filters; TC would set tc_index from the rule's classid.
+	 */
+	if (s.mirror && classid &&
+	    rule->actions[rule->nr_actions - 1].id == XDP_FLOW_ACTION_PASS)
+		return "xdp_flow: cannot offload a mirror that ends in pass with a classid";
 	return NULL;
 }
 

@@ -465,46 +465,64 @@ int xdp_flow_dev_disable(int ifindex, struct netlink_ext_ack *extack)
 	return 0;
 }
 
-/* Whether @entry's rule sends frames out of @ifindex. */
-static bool xdp_flow_entry_redirects_to(const struct xdp_flow_entry *entry,
-					int ifindex)
+/*
+ * Whether @entry's rule sends frames or copies to @ifindex (out of it or
+ * into it): XDP_FLOW_ACTION_REDIRECT or _MIRROR, or 0.
+ */
+static u32 xdp_flow_entry_redirects_to(const struct xdp_flow_entry *entry,
+				       int ifindex)
 {
+	const struct xdp_flow_action *a;
 	unsigned int i;
 
-	for (i = 0; i < entry->rule.nr_actions && i < XDP_FLOW_MAX_ACTIONS; i++)
-		if (entry->rule.actions[i].id == XDP_FLOW_ACTION_REDIRECT &&
-		    entry->rule.actions[i].ifindex == ifindex)
-			return true;
-	return false;
+	for (i = 0; i < entry->rule.nr_actions && i < XDP_FLOW_MAX_ACTIONS; i++) {
+		a = &entry->rule.actions[i];
+		if (a->ifindex != ifindex)
+			continue;
+		if (a->id == XDP_FLOW_ACTION_REDIRECT ||
+		    a->id == XDP_FLOW_ACTION_REDIRECT_INGRESS)
+			return XDP_FLOW_ACTION_REDIRECT;
+		if (a->id == XDP_FLOW_ACTION_MIRROR ||
+		    a->id == XDP_FLOW_ACTION_MIRROR_INGRESS)
+			return XDP_FLOW_ACTION_MIRROR;
+	}
+	return 0;
 }
 
 /*
  * @dev is unregistered or leaves the initial namespace. mirred lets go of
  * it and drops what it would have sent there, also once a device of the
  * same ifindex comes (the one TC knew is gone), while XDP and the TC hook
- * redirect by ifindex: the rules that redirect there become software
- * rules, which TC runs. Caller holds xdp_flow_lock.
+ * redirect by ifindex: the rules that redirect or mirror there become
+ * software rules, which TC runs. Caller holds xdp_flow_lock.
  */
 static const char xdp_flow_target_gone_why[] =
 	KBUILD_MODNAME ": redirect target gone: TC drops what it matches";
+static const char xdp_flow_mirror_gone_why[] =
+	KBUILD_MODNAME ": mirror target gone: TC sends no copy";
 
 static void xdp_flow_target_gone(struct net_device *dev)
 {
 	struct xdp_flow_entry *entry;
 	struct xdp_flow_binding *b;
+	u32 how;
 	bool was;
 
 	list_for_each_entry(b, &xdp_flow_bindings, list) {
 		list_for_each_entry(entry, &b->entries, list) {
-			if (entry->kind != XDP_FLOW_ENTRY_OFFLOAD ||
-			    !xdp_flow_entry_redirects_to(entry, dev->ifindex))
+			if (entry->kind != XDP_FLOW_ENTRY_OFFLOAD)
+				continue;
+			how = xdp_flow_entry_redirects_to(entry, dev->ifindex);
+			if (!how)
 				continue;
 			was = entry->installed;
 			/* A change in flight becomes this one. */
 			xdp_flow_flight_forget(entry);
 			xdp_flow_entry_set_installed(entry, false);
 			xdp_flow_entry_to_software(entry);
-			entry->why = xdp_flow_target_gone_why;
+			entry->why = how == XDP_FLOW_ACTION_MIRROR ?
+				     xdp_flow_mirror_gone_why :
+				     xdp_flow_target_gone_why;
 			if (!was)
 				continue;
 			/* Replaced by id: the gate keeps XDP off it until the

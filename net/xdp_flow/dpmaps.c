@@ -21,8 +21,10 @@
  *
  * The peers (XDP_FLOW_PEERS_NAME), the TC program's: which veths a redirect
  * may pass by; the egress (XDP_FLOW_EGRESS_NAME), the XDP program's: which
- * devices a redirect may go to with ndo_xdp_xmit. Both are written as
- * peer.c decides, one word an entry, by the same code.
+ * devices a redirect may go to with ndo_xdp_xmit; the ingress
+ * (XDP_FLOW_INGRESS_NAME), the TC program's: which devices a redirect or a
+ * mirror may enter at ingress. All three are written as peer.c decides,
+ * one word an entry, by the same code.
  *
  * It owns the maps it holds and the gate's state; it calls params.c.
  */
@@ -45,6 +47,7 @@ static struct bpf_map *xdp_flow_gate_map;
 static struct bpf_map *xdp_flow_counters_map;
 static struct bpf_map *xdp_flow_peers_map;
 static struct bpf_map *xdp_flow_egress_map;
+static struct bpf_map *xdp_flow_ingress_map;
 
 /* Guards the gate's word and state; taken in any context but hard IRQ. */
 static DEFINE_SPINLOCK(xdp_flow_gate_lock);
@@ -90,22 +93,32 @@ static bool xdp_flow_counters_are_ours(const struct bpf_map *map)
 	       !(chunk->map_flags & BPF_F_INNER_MAP);
 }
 
-static bool xdp_flow_peers_are_ours(const struct bpf_map *map)
+/* Is @map one of peer.c's: a hash of one word an entry by ifindex? */
+static bool xdp_flow_tx_map_is(const struct bpf_map *map, const char *name,
+			       u32 value_size)
 {
 	return map->map_type == BPF_MAP_TYPE_HASH &&
 	       map->key_size == sizeof(u32) &&
-	       map->value_size == sizeof(union xdp_flow_peer) &&
+	       map->value_size == value_size &&
 	       (map->map_flags & BPF_F_NO_PREALLOC) &&
-	       !strncmp(map->name, XDP_FLOW_PEERS_NAME, sizeof(map->name));
+	       !strncmp(map->name, name, sizeof(map->name));
+}
+
+static bool xdp_flow_peers_are_ours(const struct bpf_map *map)
+{
+	return xdp_flow_tx_map_is(map, XDP_FLOW_PEERS_NAME,
+				  sizeof(union xdp_flow_peer));
 }
 
 static bool xdp_flow_egress_is_ours(const struct bpf_map *map)
 {
-	return map->map_type == BPF_MAP_TYPE_HASH &&
-	       map->key_size == sizeof(u32) &&
-	       map->value_size == sizeof(u64) &&
-	       (map->map_flags & BPF_F_NO_PREALLOC) &&
-	       !strncmp(map->name, XDP_FLOW_EGRESS_NAME, sizeof(map->name));
+	return xdp_flow_tx_map_is(map, XDP_FLOW_EGRESS_NAME, sizeof(u64));
+}
+
+static bool xdp_flow_ingress_is_ours(const struct bpf_map *map)
+{
+	return xdp_flow_tx_map_is(map, XDP_FLOW_INGRESS_NAME,
+				  sizeof(union xdp_flow_ingress));
 }
 
 /* A reference to the map of @prog that @ours accepts, or NULL. */
@@ -142,11 +155,15 @@ static void xdp_flow_dp_hold(struct bpf_map **slot, struct bpf_map *map)
 		bpf_map_put(old);
 }
 
-/* The peers of the TC program @tc_prog_fd (a reference), or NULL. */
-static struct bpf_map *xdp_flow_dp_peers_of(int tc_prog_fd)
+/*
+ * The map of the TC program @tc_prog_fd that @ours accepts (a reference),
+ * or NULL.
+ */
+static struct bpf_map *xdp_flow_dp_tc_map(int tc_prog_fd,
+					  bool (*ours)(const struct bpf_map *))
 {
-	struct bpf_map *peers;
 	struct bpf_prog *prog;
+	struct bpf_map *map;
 
 	if (tc_prog_fd < 0)
 		return NULL;
@@ -154,19 +171,19 @@ static struct bpf_map *xdp_flow_dp_peers_of(int tc_prog_fd)
 				     false);
 	if (IS_ERR(prog))
 		return NULL;
-	peers = xdp_flow_prog_map(prog, xdp_flow_peers_are_ours);
+	map = xdp_flow_prog_map(prog, ours);
 	bpf_prog_put(prog);
-	return peers;
+	return map;
 }
 
 /**
- * xdp_flow_dp_maps_take() - take the gate, the counters, the egress and the
- *	peers from the helper's programs
+ * xdp_flow_dp_maps_take() - take the gate, the counters, the egress, the
+ *	peers and the ingress from the helper's programs
  * @prog_fd: the helper's XDP program, a descriptor of the calling process
  * @tc_prog_fd: its TC program, or -1
- * @tx_taken: set when an egress or a peers map was taken: the caller has
- *	their entries written anew (xdp_flow_peers_resync()), as a pinned map
- *	may hold entries of an earlier module
+ * @tx_taken: set when an egress, peers or ingress map was taken: the
+ *	caller has their entries written anew (xdp_flow_peers_resync()), as a
+ *	pinned map may hold entries of an earlier module
  *
  * Called in the registered helper's context. The gate keeps the state the
  * module gave it last. Maps the programs do not have are not replaced.
@@ -176,7 +193,8 @@ static struct bpf_map *xdp_flow_dp_peers_of(int tc_prog_fd)
  */
 int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd, bool *tx_taken)
 {
-	struct bpf_map *gate, *counters, *egress, *peers, *old_gate = NULL;
+	struct bpf_map *gate, *counters, *egress, *peers, *ingress;
+	struct bpf_map *old_gate = NULL;
 	struct bpf_prog *prog;
 	u32 zero = 0;
 	u64 *word = NULL;
@@ -212,11 +230,13 @@ int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd, bool *tx_taken)
 	mutex_unlock(&xdp_flow_dp_lock);
 	if (old_gate)
 		bpf_map_put(old_gate);
-	peers = xdp_flow_dp_peers_of(tc_prog_fd);
+	peers = xdp_flow_dp_tc_map(tc_prog_fd, xdp_flow_peers_are_ours);
+	ingress = xdp_flow_dp_tc_map(tc_prog_fd, xdp_flow_ingress_is_ours);
 	xdp_flow_dp_hold(&xdp_flow_counters_map, counters);
 	xdp_flow_dp_hold(&xdp_flow_egress_map, egress);
 	xdp_flow_dp_hold(&xdp_flow_peers_map, peers);
-	*tx_taken = egress || peers;
+	xdp_flow_dp_hold(&xdp_flow_ingress_map, ingress);
+	*tx_taken = egress || peers || ingress;
 	return gate && counters ? 0 : -ENOENT;
 }
 
@@ -290,6 +310,23 @@ int xdp_flow_dp_egress_write(u32 ifindex, bool empty)
 				      empty ? &word : NULL);
 }
 
+/**
+ * xdp_flow_dp_ingress_write() - say whether redirects and mirrors into a
+ *	device's receive path may be the TC hook's
+ * @ifindex: the device, in init_net
+ * @in: its address; NULL: no entry, such frames go to the stack
+ *
+ * Caller holds peer.c's lock, which orders the writes.
+ *
+ * Return: 0, -ENOENT when the module holds no ingress map, or the map's
+ * error (then no entry is left for @ifindex: the frame goes to the stack).
+ */
+int xdp_flow_dp_ingress_write(u32 ifindex, const union xdp_flow_ingress *in)
+{
+	return xdp_flow_dp_word_write(&xdp_flow_ingress_map, ifindex,
+				      in ? &in->word : NULL);
+}
+
 /* Removes every entry of the map held in @slot. */
 static void xdp_flow_dp_clear(struct bpf_map **slot)
 {
@@ -314,7 +351,7 @@ static void xdp_flow_dp_clear(struct bpf_map **slot)
 }
 
 /**
- * xdp_flow_dp_tx_clear() - remove every peers and every egress entry
+ * xdp_flow_dp_tx_clear() - remove every peers, egress and ingress entry
  *
  * Caller holds peer.c's lock. Entries a previous module or helper left
  * in a pinned map go too.
@@ -323,6 +360,7 @@ void xdp_flow_dp_tx_clear(void)
 {
 	xdp_flow_dp_clear(&xdp_flow_egress_map);
 	xdp_flow_dp_clear(&xdp_flow_peers_map);
+	xdp_flow_dp_clear(&xdp_flow_ingress_map);
 }
 
 /**
@@ -472,9 +510,12 @@ void xdp_flow_dp_maps_release(void)
 		bpf_map_put(xdp_flow_peers_map);
 	if (xdp_flow_egress_map)
 		bpf_map_put(xdp_flow_egress_map);
+	if (xdp_flow_ingress_map)
+		bpf_map_put(xdp_flow_ingress_map);
 	xdp_flow_gate_map = NULL;
 	xdp_flow_counters_map = NULL;
 	xdp_flow_peers_map = NULL;
 	xdp_flow_egress_map = NULL;
+	xdp_flow_ingress_map = NULL;
 	mutex_unlock(&xdp_flow_dp_lock);
 }

@@ -87,19 +87,27 @@ static void xdp_flow_entry_now_installed(struct xdp_flow_entry *entry)
 		xdp_flow_attach_due = true;
 }
 
+static struct xdp_flow_flight *xdp_flow_flight_new(u8 cmd,
+						   struct xdp_flow_entry *entry);
+static void xdp_flow_flight_end(struct xdp_flow_flight *fl);
+static void xdp_flow_flight_done(void *arg, int err);
+
 /**
  * xdp_flow_entry_install() - have the helper add a rule, and wait for it
  * @entry: the rule
  * @extack: gets the helper's message on refusal, or NULL
  *
  * A software rule whose port ranges take too many flow entries goes in
- * without them, as a superset. Caller holds xdp_flow_lock.
+ * without them, as a superset. A flowtable's flow is held back by the
+ * gate until it is checked, as a posted one is (see the comment above
+ * struct xdp_flow_flight). Caller holds xdp_flow_lock.
  *
  * Return: 0, or the helper's error (-ENOSPC: no room).
  */
 int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 			   struct netlink_ext_ack *extack)
 {
+	struct xdp_flow_flight *hold = NULL;
 	int err;
 
 	err = xdp_flow_entry_take_id(entry);
@@ -107,8 +115,19 @@ int xdp_flow_entry_install(struct xdp_flow_entry *entry,
 		NL_SET_ERR_MSG_MOD(extack, "no free rule id");
 		return err;
 	}
+	if (entry->binding->ft && entry->kind == XDP_FLOW_ENTRY_OFFLOAD) {
+		hold = xdp_flow_flight_new(XDP_FLOW_CMD_RULE_ADD, entry);
+		if (!hold)
+			return -ENOMEM;
+	}
 	err = xdp_flow_helper_call(XDP_FLOW_CMD_RULE_ADD, 0, 0, 0, &entry->rule,
 				   NULL, extack);
+	if (hold) {
+		if (err)
+			xdp_flow_flight_end(hold);
+		else
+			xdp_flow_flight_done(hold, 0);
+	}
 	if (err && entry->kind == XDP_FLOW_ENTRY_SOFTWARE &&
 	    (entry->rule.l4_src_range.max || entry->rule.l4_dst_range.max)) {
 		/* Too many flow entries for its ranges, say: without them the
@@ -158,11 +177,20 @@ void xdp_flow_entry_refused(struct xdp_flow_entry *entry, int err)
  * What the helper refuses (not expected, the room was there) is handled
  * as if it had refused it at once, in a work item that takes xdp_flow_lock
  * (the answer comes where xdp_flow_lock may be held by a waiter).
+ *
+ * A flowtable's flow done by the helper is checked by that work item
+ * before the limit it holds may go: the flowtable may have torn the flow
+ * down while its offer was on the way, by a TCP FIN that reached the
+ * stack before the rule was in XDP (from then on, a FIN the gate sends
+ * there marks the connection in the datapath). After a grace period every
+ * such frame is through the flowtable's hook; a torn down flow becomes a
+ * software rule, so that XDP never forwards the frames after its FIN.
  */
 
 /**
  * struct xdp_flow_flight - a rule change posted to the helper
- * @list: in xdp_flow_flights_refused, once refused
+ * @list: in xdp_flow_flights_refused once refused, in xdp_flow_flights_ft
+ *	once a flowtable's flow is done; else empty
  * @entry: RULE_ADD: the rule, until it is freed
  * @id: the rule id; RULE_DEL: given back once the rule is out
  * @cmd: XDP_FLOW_CMD_RULE_ADD or XDP_FLOW_CMD_RULE_DEL
@@ -183,16 +211,52 @@ static unsigned int xdp_flow_unsettled;
 /* The lowest order among them since there were none: the gate's limit. */
 static u64 xdp_flow_flight_min = XDP_FLOW_NO_LIMIT;
 static LIST_HEAD(xdp_flow_flights_refused);
+/* Flowtable flows the helper has, to check once a grace period is over. */
+static LIST_HEAD(xdp_flow_flights_ft);
 static void xdp_flow_flights_work_fn(struct work_struct *work);
 static DECLARE_WORK(xdp_flow_flights_work, xdp_flow_flights_work_fn);
 
-/* Caller holds xdp_flow_flight_lock. */
-static void xdp_flow_flight_settle(void)
+/*
+ * @fl is over: off its list, its rule no longer points to it, its limit may
+ * go. Caller holds xdp_flow_flight_lock, and frees @fl after.
+ */
+static void xdp_flow_flight_end_locked(struct xdp_flow_flight *fl)
 {
+	list_del(&fl->list);
+	if (fl->entry)
+		fl->entry->flight = NULL;
 	if (WARN_ON_ONCE(!xdp_flow_unsettled) || --xdp_flow_unsettled)
 		return;
 	xdp_flow_flight_min = XDP_FLOW_NO_LIMIT;
 	xdp_flow_gate_limit_set(XDP_FLOW_NO_LIMIT);
+}
+
+/* @fl is over, or did not happen (see xdp_flow_flight_end_locked()). */
+static void xdp_flow_flight_end(struct xdp_flow_flight *fl)
+{
+	spin_lock_bh(&xdp_flow_flight_lock);
+	xdp_flow_flight_end_locked(fl);
+	spin_unlock_bh(&xdp_flow_flight_lock);
+	kfree(fl);
+}
+
+/*
+ * Takes @fl's rule from it, for a handler that holds xdp_flow_lock: the
+ * rule no longer points to @fl, nor @fl to it, so that a change the
+ * handler posts for the rule starts a flight of its own.
+ */
+static struct xdp_flow_entry *xdp_flow_flight_take(struct xdp_flow_flight *fl)
+{
+	struct xdp_flow_entry *entry;
+
+	spin_lock_bh(&xdp_flow_flight_lock);
+	entry = fl->entry;
+	if (entry) {
+		entry->flight = NULL;
+		fl->entry = NULL;
+	}
+	spin_unlock_bh(&xdp_flow_flight_lock);
+	return entry;
 }
 
 /* The helper's answer to a posted change: see xdp_flow_helper_post_rule(). */
@@ -211,12 +275,16 @@ static void xdp_flow_flight_done(void *arg, int err)
 	if (err == -ESRCH)
 		xdp_flow_gate_set(true);
 	spin_lock_bh(&xdp_flow_flight_lock);
+	if (!err && fl->entry && fl->entry->binding->ft) {
+		list_add_tail(&fl->list, &xdp_flow_flights_ft);
+		spin_unlock_bh(&xdp_flow_flight_lock);
+		queue_work(system_long_wq, &xdp_flow_flights_work);
+		return;
+	}
 	if (!err || (gone && fl->cmd == XDP_FLOW_CMD_RULE_ADD)) {
-		if (fl->entry)
-			fl->entry->flight = NULL;
 		if (fl->cmd == XDP_FLOW_CMD_RULE_DEL)
 			xdp_flow_id_free(fl->id);
-		xdp_flow_flight_settle();
+		xdp_flow_flight_end_locked(fl);
 		spin_unlock_bh(&xdp_flow_flight_lock);
 		kfree(fl);
 		return;
@@ -233,18 +301,25 @@ static void xdp_flow_flight_done(void *arg, int err)
  * Returns 0 when posted; else nothing changed (see
  * xdp_flow_helper_post_rule()).
  */
-static int xdp_flow_flight_post(u8 cmd, struct xdp_flow_entry *entry)
+static struct xdp_flow_flight *xdp_flow_flight_new(u8 cmd,
+						   struct xdp_flow_entry *entry)
 {
 	struct xdp_flow_flight *fl;
-	int err;
 
 	fl = kzalloc_obj(*fl, GFP_KERNEL);
 	if (!fl)
-		return -ENOMEM;
+		return NULL;
+	INIT_LIST_HEAD(&fl->list);
 	fl->cmd = cmd;
 	fl->id = entry->rule.id;
 	spin_lock_bh(&xdp_flow_flight_lock);
 	if (cmd == XDP_FLOW_CMD_RULE_ADD) {
+		/* An earlier RULE_ADD of it not settled yet (a flowtable's
+		 * flow waiting for its check when a replay puts it in again)
+		 * has nothing more to tell it: only @fl is forgotten with it.
+		 */
+		if (entry->flight)
+			entry->flight->entry = NULL;
 		fl->entry = entry;
 		entry->flight = fl;
 	}
@@ -254,18 +329,23 @@ static int xdp_flow_flight_post(u8 cmd, struct xdp_flow_entry *entry)
 		xdp_flow_gate_limit_set(xdp_flow_flight_min);
 	}
 	spin_unlock_bh(&xdp_flow_flight_lock);
+	return fl;
+}
 
+static int xdp_flow_flight_post(u8 cmd, struct xdp_flow_entry *entry)
+{
+	struct xdp_flow_flight *fl;
+	int err;
+
+	fl = xdp_flow_flight_new(cmd, entry);
+	if (!fl)
+		return -ENOMEM;
 	err = xdp_flow_helper_post_rule(cmd, fl->id,
 					cmd == XDP_FLOW_CMD_RULE_ADD ?
 					&entry->rule : NULL,
 					xdp_flow_flight_done, fl);
 	if (err) {
-		spin_lock_bh(&xdp_flow_flight_lock);
-		if (fl->entry)
-			entry->flight = NULL;
-		xdp_flow_flight_settle();
-		spin_unlock_bh(&xdp_flow_flight_lock);
-		kfree(fl);
+		xdp_flow_flight_end(fl);
 		return err;
 	}
 	if (cmd == XDP_FLOW_CMD_RULE_DEL)
@@ -306,11 +386,7 @@ void xdp_flow_flights_refused_handle(void)
 	spin_unlock_bh(&xdp_flow_flight_lock);
 
 	list_for_each_entry_safe(fl, tmp, &refused, list) {
-		spin_lock_bh(&xdp_flow_flight_lock);
-		entry = fl->entry;
-		if (entry)
-			entry->flight = NULL;
-		spin_unlock_bh(&xdp_flow_flight_lock);
+		entry = xdp_flow_flight_take(fl);
 
 		if (fl->cmd == XDP_FLOW_CMD_RULE_DEL) {
 			/* It may still be in: the next helper takes it out
@@ -326,17 +402,52 @@ void xdp_flow_flights_refused_handle(void)
 			if (xdp_flow_entry_install(entry, NULL))
 				xdp_flow_entry_wait(entry);
 		}
-		spin_lock_bh(&xdp_flow_flight_lock);
-		list_del(&fl->list);
-		xdp_flow_flight_settle();
-		spin_unlock_bh(&xdp_flow_flight_lock);
-		kfree(fl);
+		xdp_flow_flight_end(fl);
+	}
+}
+
+/*
+ * The flowtable flows of @done that the flowtable tore down while they
+ * went in become software rules (see the comment above struct
+ * xdp_flow_flight); then their limit may go. Caller holds xdp_flow_lock,
+ * and a grace period passed since they were done.
+ */
+static void xdp_flow_flights_ft_check(struct list_head *done)
+{
+	struct xdp_flow_flight *fl, *tmp;
+	struct xdp_flow_entry *entry;
+
+	list_for_each_entry_safe(fl, tmp, done, list) {
+		entry = xdp_flow_flight_take(fl);
+
+		if (entry && entry->installed &&
+		    entry->kind == XDP_FLOW_ENTRY_OFFLOAD &&
+		    xdp_flow_ft_torn_down(entry->cookie)) {
+			xdp_flow_entry_set_installed(entry, false);
+			xdp_flow_entry_to_software(entry);
+			entry->why = KBUILD_MODNAME ": flowtable flow torn down as it went in";
+			if (xdp_flow_entry_install(entry, NULL))
+				xdp_flow_entry_wait(entry);
+		}
+		xdp_flow_flight_end(fl);
 	}
 }
 
 static void xdp_flow_flights_work_fn(struct work_struct *work)
 {
+	LIST_HEAD(done);
+
+	spin_lock_bh(&xdp_flow_flight_lock);
+	list_splice_init(&xdp_flow_flights_ft, &done);
+	spin_unlock_bh(&xdp_flow_flight_lock);
+	/* A FIN that reached the stack before the rule was in XDP is
+	 * through the flowtable's hook after this.
+	 */
+	if (!list_empty(&done))
+		synchronize_net();
+
 	mutex_lock(&xdp_flow_lock);
+	xdp_flow_flights_ft_check(&done);
 	xdp_flow_flights_refused_handle();
 	mutex_unlock(&xdp_flow_lock);
 }
@@ -559,5 +670,16 @@ void xdp_flow_uninstall_all(int ifindex)
  */
 void xdp_flow_flights_exit(void)
 {
+	struct xdp_flow_flight *fl, *tmp;
+	LIST_HEAD(done);
+
 	cancel_work_sync(&xdp_flow_flights_work);
+	/* Flowtable flows not checked: the datapath goes with the helper. */
+	spin_lock_bh(&xdp_flow_flight_lock);
+	list_splice_init(&xdp_flow_flights_ft, &done);
+	list_for_each_entry_safe(fl, tmp, &done, list) {
+		xdp_flow_flight_end_locked(fl);
+		kfree(fl);
+	}
+	spin_unlock_bh(&xdp_flow_flight_lock);
 }

@@ -29,18 +29,21 @@
 		       BIT_ULL(FLOW_DISSECTOR_KEY_TCP) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_ICMP) |		\
 		       BIT_ULL(FLOW_DISSECTOR_KEY_ARP) |		\
-		       BIT_ULL(FLOW_DISSECTOR_KEY_META))
+		       BIT_ULL(FLOW_DISSECTOR_KEY_META) |		\
+		       XDP_FLOW_ENC_KEYS)
+
+/* The tunnel metadata's keys: the tc hook's (xdp_flow_match_enc()). */
+#define XDP_FLOW_ENC_KEYS (BIT_ULL(FLOW_DISSECTOR_KEY_ENC_KEYID) |	\
+			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV4_ADDRS) |	\
+			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV6_ADDRS) |	\
+			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_CONTROL) |	\
+			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_PORTS) |	\
+			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IP))
 
 static const char * const xdp_flow_key_msgs[FLOW_DISSECTOR_KEY_MAX] = {
 	[FLOW_DISSECTOR_KEY_MPLS] = "xdp_flow: cannot offload MPLS matches",
 	[FLOW_DISSECTOR_KEY_CT] = "xdp_flow: cannot offload conntrack (ct_*) matches",
-	[FLOW_DISSECTOR_KEY_ENC_KEYID] = "xdp_flow: cannot offload tunnel (enc_*) matches",
-	[FLOW_DISSECTOR_KEY_ENC_IPV4_ADDRS] = "xdp_flow: cannot offload tunnel (enc_*) matches",
-	[FLOW_DISSECTOR_KEY_ENC_IPV6_ADDRS] = "xdp_flow: cannot offload tunnel (enc_*) matches",
-	[FLOW_DISSECTOR_KEY_ENC_CONTROL] = "xdp_flow: cannot offload tunnel (enc_*) matches",
-	[FLOW_DISSECTOR_KEY_ENC_PORTS] = "xdp_flow: cannot offload tunnel (enc_*) matches",
-	[FLOW_DISSECTOR_KEY_ENC_IP] = "xdp_flow: cannot offload tunnel (enc_*) matches",
-	[FLOW_DISSECTOR_KEY_ENC_OPTS] = "xdp_flow: cannot offload tunnel (enc_*) matches",
+	[FLOW_DISSECTOR_KEY_ENC_OPTS] = "xdp_flow: cannot offload tunnel option (enc_opts) matches",
 	[FLOW_DISSECTOR_KEY_HASH] = "xdp_flow: cannot offload hash matches",
 };
 
@@ -446,6 +449,97 @@ static const char *xdp_flow_match_meta(struct flow_rule *fr, int ifindex)
 	return NULL;
 }
 
+/*
+ * The tunnel metadata (enc_*), which the tc hook reads as flower's
+ * dissector does (skb_flow_dissect_tunnel_info()): key, outer IPv4
+ * addresses, TOS and TTL, and whether there is IPv4 metadata at all
+ * (flower's enc_control address type, which its address matches imply).
+ * The metadata's UDP ports are not in the key: a tunnel device's own
+ * receive path gives every frame its port as the destination, so a
+ * destination port match on a VXLAN or Geneve device is decided here. A
+ * refused match leaves the key without any enc_ field (a superset).
+ */
+static const char *xdp_flow_match_enc(struct flow_rule *fr, u64 used,
+				      const struct xdp_flow_target *t,
+				      struct xdp_flow_key *k,
+				      struct xdp_flow_key *m)
+{
+	struct xdp_flow_key ek = {}, em = {};
+
+	if (!t->tc_hook)
+		return "xdp_flow: the XDP hook does not offload tunnel (enc_*) matches (tc does)";
+	/* Flower keeps the outer addresses of both families in one union,
+	 * both keys used whenever one is: the address type tells which.
+	 */
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_ENC_CONTROL)) {
+		struct flow_match_control match;
+
+		flow_rule_match_enc_control(fr, &match);
+		if (match.mask->flags)
+			return "xdp_flow: cannot offload enc_ ip_flags matches";
+		if (match.mask->addr_type) {
+			if (match.key->addr_type != FLOW_DISSECTOR_KEY_IPV4_ADDRS)
+				return "xdp_flow: tunnel matches are offloaded over IPv4 only";
+			ek.enc_addr = XDP_FLOW_ENC_IPV4;
+			em.enc_addr = 0xff;
+		}
+	}
+	if (!ek.enc_addr && (used & (BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV4_ADDRS) |
+				     BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV6_ADDRS))))
+		return "xdp_flow: cannot offload tunnel address matches without their family";
+	if (ek.enc_addr && (used & BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV4_ADDRS))) {
+		struct flow_match_ipv4_addrs match;
+
+		flow_rule_match_enc_ipv4_addrs(fr, &match);
+		ek.enc_src = match.key->src;
+		em.enc_src = match.mask->src;
+		ek.enc_dst = match.key->dst;
+		em.enc_dst = match.mask->dst;
+	}
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_ENC_KEYID)) {
+		struct flow_match_enc_keyid match;
+
+		flow_rule_match_enc_keyid(fr, &match);
+		ek.enc_key_id = match.key->keyid;
+		em.enc_key_id = match.mask->keyid;
+	}
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IP)) {
+		struct flow_match_ip match;
+
+		flow_rule_match_enc_ip(fr, &match);
+		ek.enc_tos = match.key->tos;
+		em.enc_tos = match.mask->tos;
+		ek.enc_ttl = match.key->ttl;
+		em.enc_ttl = match.mask->ttl;
+	}
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_ENC_PORTS)) {
+		struct flow_match_ports match;
+		__be16 port;
+
+		flow_rule_match_enc_ports(fr, &match);
+		if (match.mask->src)
+			return "xdp_flow: cannot offload enc_src_port matches";
+		port = xdp_flow_tunnel_port(t->dev);
+		if (match.mask->dst && !port)
+			return "xdp_flow: enc_dst_port matches only on a VXLAN or Geneve device";
+		if ((match.key->dst ^ port) & match.mask->dst)
+			return "xdp_flow: enc_dst_port is not the tunnel device's port";
+	}
+	k->enc_key_id = ek.enc_key_id;
+	m->enc_key_id = em.enc_key_id;
+	k->enc_tos = ek.enc_tos;
+	m->enc_tos = em.enc_tos;
+	k->enc_ttl = ek.enc_ttl;
+	m->enc_ttl = em.enc_ttl;
+	k->enc_addr = ek.enc_addr;
+	m->enc_addr = em.enc_addr;
+	k->enc_src = ek.enc_src;
+	m->enc_src = em.enc_src;
+	k->enc_dst = ek.enc_dst;
+	m->enc_dst = em.enc_dst;
+	return NULL;
+}
+
 static bool xdp_flow_key_has_vlan(const struct xdp_flow_key *k,
 				  const struct xdp_flow_key *m)
 {
@@ -535,6 +629,10 @@ const char *xdp_flow_match(struct flow_rule *fr, __be16 proto, u32 chain,
 	}
 	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_META)) {
 		msg = xdp_flow_match_meta(fr, t->ifindex);
+		why = why ?: msg;
+	}
+	if (used & XDP_FLOW_ENC_KEYS) {
+		msg = xdp_flow_match_enc(fr, used, t, k, m);
 		why = why ?: msg;
 	}
 	if (t->vlan_hidden && xdp_flow_key_has_vlan(k, m)) {

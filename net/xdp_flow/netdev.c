@@ -2,9 +2,10 @@
 /*
  * xdp_flow: what the module needs to know of the devices it serves, and
  * what it changes on a veth's peer: whether a device is a veth and which
- * its peer is, whether it takes XDP frames, whether XDP on it may see a
- * tagged frame without its tag, and the peer's transmit offloads, turned
- * off while offload is enabled on the veth.
+ * its peer is, whether it is a tunnel device, whether it takes XDP
+ * frames, whether XDP on it may see a tagged frame without its tag, and
+ * the peer's transmit offloads, turned off while offload is enabled on
+ * the veth.
  *
  * It owns no state of its own (what it changed is kept by its callers);
  * it calls nothing of the module.
@@ -13,7 +14,9 @@
 #include <linux/rcupdate.h>
 #include <linux/rtnetlink.h>
 #include <linux/string.h>
+#include <net/geneve.h>
 #include <net/rtnetlink.h>
+#include <net/vxlan.h>
 
 #include "xdp_flow.h"
 
@@ -26,6 +29,53 @@
 bool xdp_flow_is_veth(const struct net_device *dev)
 {
 	return dev->rtnl_link_ops && !strcmp(dev->rtnl_link_ops->kind, "veth");
+}
+
+/**
+ * xdp_flow_is_tunnel() - whether a device encapsulates by the metadata
+ *	TC's tunnel_key set gives a frame
+ * @dev: the device
+ *
+ * Return: true for a VXLAN or Geneve device.
+ */
+bool xdp_flow_is_tunnel(const struct net_device *dev)
+{
+	return netif_is_vxlan(dev) || netif_is_geneve(dev);
+}
+
+/**
+ * xdp_flow_tunnel_port() - the UDP port a tunnel device receives on
+ * @dev: the device
+ *
+ * A VXLAN device's is in its configuration; a Geneve device's is private
+ * to its driver, which says it in its link attributes. Neither can change
+ * it once the device is made.
+ *
+ * Return: the port in network order, or 0 for another kind of device (or
+ * no memory to ask).
+ */
+__be16 xdp_flow_tunnel_port(const struct net_device *dev)
+{
+	const struct rtnl_link_ops *ops = dev->rtnl_link_ops;
+	const struct nlattr *port;
+	struct sk_buff *skb;
+	__be16 ret = 0;
+
+	if (netif_is_vxlan(dev))
+		return ((const struct vxlan_dev *)netdev_priv(dev))->cfg.dst_port;
+	if (!netif_is_geneve(dev) || !ops->fill_info || !ops->get_size)
+		return 0;
+	skb = alloc_skb(ops->get_size(dev), GFP_KERNEL);
+	if (!skb)
+		return 0;
+	if (!ops->fill_info(skb, dev)) {
+		port = nla_find((const struct nlattr *)skb->data, skb->len,
+				IFLA_GENEVE_PORT);
+		if (port)
+			ret = nla_get_be16(port);
+	}
+	kfree_skb(skb);
+	return ret;
 }
 
 /**

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xdp_flow: where a redirect may skip the target's transmit path.
+ * xdp_flow: where a redirect may skip the target's transmit path, and
+ * where it may enter a device's receive path.
  *
  * Two hooks carry out redirects past what TC's mirred would run on the
  * target X: the TC hook's bpf_redirect_peer() into a veth's peer, and every
@@ -13,7 +14,10 @@
  *  - XDP_FLOW_EGRESS_NAME, the XDP program's: an entry for each device X
  *    that is up with carrier, takes XDP frames and whose transmit path is
  *    empty. Without one the XDP hook hands the frame to the stack untouched
- *    and uncounted, and TC runs the rule: mirred transmits it on X.
+ *    and uncounted, and TC runs the rule: mirred transmits it on X. The
+ *    tc hook's tunnel_key set needs the same of the VXLAN or Geneve
+ *    device it sends the frame to (no queue: the metadata it sets is per
+ *    CPU), which gets an entry by the same checks.
  *    (A frame redirected at TC ingress skips netfilter's egress hook; the
  *    frames nftables' fwd and flowtables send out, whose rules XDP runs
  *    too, do not: a netfilter egress hook costs all of them the speed.)
@@ -57,13 +61,28 @@
  * configuration changes; one that is not announced, for up to
  * XDP_FLOW_PEER_RECHECK_MS.
  *
- * Module parameter redirect_peer (default on) turns the peers off: every
- * TC hook redirect then transmits on X. It leaves the egress alone.
+ * The ingress: TC's "mirred ingress redirect (or mirror) dev X" hands the
+ * frame (or a copy) to X's receive path as it is; the TC hook's
+ * bpf_redirect() with BPF_F_INGRESS goes through X's backlog, classifies
+ * the frame for X anew and zeroes its priority. The module keeps an entry
+ * in the TC program's map XDP_FLOW_INGRESS_NAME, X's address, for each
+ * Ethernet device X of init_net that is up with carrier (mirred drops
+ * otherwise), runs no XDP program (mirred's frames skip generic XDP) and
+ * nothing at its ingress (no tcx program, TC filter or netfilter hook: a
+ * loop of redirects, which mirred's nesting limit ends, would not end
+ * through the backlog). The TC hook checks the frame's class and priority
+ * per frame (the uapi header says how). Its checks and moments are those
+ * of the others.
  *
- * It owns what it wrote of both maps and redirect_peer; it calls dpmaps.c
- * (the maps) and netdev.c.
+ * Module parameter redirect_peer (default on) turns the peers off: every
+ * TC hook redirect then transmits on X. It leaves the egress and the
+ * ingress alone.
+ *
+ * It owns what it wrote of the three maps and redirect_peer; it calls
+ * dpmaps.c (the maps) and netdev.c.
  */
 #include <linux/etherdevice.h>
+#include <linux/if_arp.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
@@ -75,6 +94,9 @@
 #include <linux/xarray.h>
 #include <net/sch_generic.h>
 #include <net/sock.h>
+#ifdef XDP_FLOW_HAVE_TCX
+#include <net/tcx.h>
+#endif
 
 #include "xdp_flow.h"
 
@@ -92,6 +114,7 @@ static bool redirect_peer = true;
 /* What the module wrote for a device of init_net. */
 struct xdp_flow_tx {
 	u64 peer;	/* its peers entry's word; 0: none (a word never is) */
+	u64 ingress;	/* its ingress entry's word; 0: none (never is) */
 	bool egress;	/* it has an egress entry */
 };
 
@@ -147,11 +170,60 @@ static bool xdp_flow_tx_empty(struct net_device *dev)
 	       !xdp_flow_egress_hooked(dev) && xdp_flow_noqueue(dev);
 }
 
+/*
+ * May a redirect go to @dev at once: the XDP hook's to a device that takes
+ * XDP frames, the tc hook's after tunnel_key set to a tunnel device (whose
+ * metadata, bpf_skb_set_tunnel_key()'s, is per CPU: the next frame's
+ * would overwrite it while the frame waited in a queue)?
+ */
+static bool xdp_flow_egress_kind(const struct net_device *dev)
+{
+	return xdp_flow_can_xmit(dev) || xdp_flow_is_tunnel(dev);
+}
+
 /* May @dev's state change without an announcement that reaches us? */
 static bool xdp_flow_tx_watched(const struct net_device *dev)
 {
-	return (xdp_flow_is_veth(dev) || xdp_flow_can_xmit(dev)) &&
+	return (xdp_flow_is_veth(dev) || xdp_flow_egress_kind(dev)) &&
 	       xdp_flow_egress_hooked(dev);
+}
+
+/* Caller holds rcu_read_lock(). Does anything run at @dev's ingress? */
+static bool xdp_flow_ingress_hooked(struct net_device *dev)
+{
+#ifdef XDP_FLOW_HAVE_TCX
+	struct bpf_mprog_entry *entry = rcu_dereference(dev->tcx_ingress);
+
+	/* clsact keeps an entry, with or without filters. */
+	if (entry && (bpf_mprog_total(entry) ||
+		      rcu_access_pointer(tcx_entry(entry)->miniq)))
+		return true;
+#elif IS_ENABLED(CONFIG_NET_CLS_ACT)
+	if (rcu_access_pointer(dev->miniq_ingress))
+		return true;
+#endif
+#if IS_ENABLED(CONFIG_NETFILTER_INGRESS)
+	if (rcu_access_pointer(dev->nf_hooks_ingress))
+		return true;
+#endif
+	return false;
+}
+
+/*
+ * Caller holds rcu_read_lock(). Fills @in and returns true when the TC
+ * hook may enter frames into @dev's receive path (the ingress, in the
+ * file's comment).
+ */
+static bool xdp_flow_ingress_state(struct net_device *dev,
+				   union xdp_flow_ingress *in)
+{
+	if (dev->type != ARPHRD_ETHER || !(dev->flags & IFF_UP) ||
+	    !netif_carrier_ok(dev) || dev_xdp_prog_count(dev) ||
+	    xdp_flow_ingress_hooked(dev) || !is_valid_ether_addr(dev->dev_addr))
+		return false;
+	memset(in, 0, sizeof(*in));
+	ether_addr_copy(in->mac, dev->dev_addr);
+	return true;
 }
 
 /*
@@ -179,10 +251,11 @@ static bool xdp_flow_peer_state(struct net_device *dev, union xdp_flow_peer *p)
 
 /*
  * Caller holds xdp_flow_peer_lock. Writes @ifindex's entries that changed:
- * peers @p (NULL: none), egress @egress. Returns whether any is left.
+ * peers @p (NULL: none), egress @egress, ingress @in (NULL: none).
+ * Returns whether any is left.
  */
 static bool xdp_flow_tx_put(u32 ifindex, const union xdp_flow_peer *p,
-			    bool egress)
+			    bool egress, const union xdp_flow_ingress *in)
 {
 	struct xdp_flow_tx *tx = xa_load(&xdp_flow_tx_written, ifindex);
 	struct xdp_flow_tx cur = {}, want = {};
@@ -191,6 +264,8 @@ static bool xdp_flow_tx_put(u32 ifindex, const union xdp_flow_peer *p,
 		cur = *tx;
 	if (p)
 		want.peer = p->word;
+	if (in)
+		want.ingress = in->word;
 	want.egress = egress;
 	if (cur.peer != want.peer &&
 	    xdp_flow_dp_peer_write(ifindex, want.peer ? p : NULL))
@@ -198,7 +273,10 @@ static bool xdp_flow_tx_put(u32 ifindex, const union xdp_flow_peer *p,
 	if (cur.egress != want.egress &&
 	    xdp_flow_dp_egress_write(ifindex, want.egress))
 		want.egress = false;
-	if (!want.peer && !want.egress) {
+	if (cur.ingress != want.ingress &&
+	    xdp_flow_dp_ingress_write(ifindex, want.ingress ? in : NULL))
+		want.ingress = 0;
+	if (!want.peer && !want.egress && !want.ingress) {
 		kfree(xa_erase(&xdp_flow_tx_written, ifindex));
 		return false;
 	}
@@ -210,6 +288,7 @@ static bool xdp_flow_tx_put(u32 ifindex, const union xdp_flow_peer *p,
 			kfree(tx);
 			xdp_flow_dp_peer_write(ifindex, NULL);
 			xdp_flow_dp_egress_write(ifindex, false);
+			xdp_flow_dp_ingress_write(ifindex, NULL);
 			return false;
 		}
 	}
@@ -220,7 +299,8 @@ static bool xdp_flow_tx_put(u32 ifindex, const union xdp_flow_peer *p,
 /* Caller holds xdp_flow_peer_lock. Checks device @ifindex of init_net. */
 static void xdp_flow_tx_check(u32 ifindex)
 {
-	bool peer = false, egress = false, watched = false;
+	bool peer = false, egress = false, ingress = false, watched = false;
+	union xdp_flow_ingress in;
 	struct net_device *dev;
 	union xdp_flow_peer p;
 
@@ -229,13 +309,15 @@ static void xdp_flow_tx_check(u32 ifindex)
 		dev = dev_get_by_index_rcu(&init_net, ifindex);
 		if (dev) {
 			peer = redirect_peer && xdp_flow_peer_state(dev, &p);
-			egress = xdp_flow_can_xmit(dev) &&
+			egress = xdp_flow_egress_kind(dev) &&
 				 xdp_flow_tx_empty(dev);
+			ingress = xdp_flow_ingress_state(dev, &in);
 			watched = xdp_flow_tx_watched(dev);
 		}
 		rcu_read_unlock();
 	}
-	if (xdp_flow_tx_put(ifindex, peer ? &p : NULL, egress) || watched)
+	if (xdp_flow_tx_put(ifindex, peer ? &p : NULL, egress,
+			    ingress ? &in : NULL) || watched)
 		schedule_delayed_work(&xdp_flow_peer_recheck_work,
 				      msecs_to_jiffies(XDP_FLOW_PEER_RECHECK_MS));
 }
@@ -419,12 +501,12 @@ static void xdp_flow_peer_dev_event(struct net_device *dev, bool before)
 	mutex_lock(&xdp_flow_peer_lock);
 	if (net_eq(dev_net(dev), &init_net)) {
 		if (before)
-			xdp_flow_tx_put(dev->ifindex, NULL, false);
+			xdp_flow_tx_put(dev->ifindex, NULL, false, NULL);
 		xdp_flow_tx_check(dev->ifindex);
 	}
 	if (peer && net_eq(dev_net(peer), &init_net)) {
 		if (before)
-			xdp_flow_tx_put(peer->ifindex, NULL, false);
+			xdp_flow_tx_put(peer->ifindex, NULL, false, NULL);
 		xdp_flow_tx_check(peer->ifindex);
 	}
 	mutex_unlock(&xdp_flow_peer_lock);

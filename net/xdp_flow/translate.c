@@ -126,6 +126,8 @@ static int xdp_flow_translate_ft_flow(struct flow_cls_offload *f,
 		why = "xdp_flow: flowtable flow of another protocol than IPv4 or IPv6";
 	if (!why && t->vlan_hidden)
 		why = "xdp_flow: flowtable flows need the VLAN tags in XDP (rxvlan off)";
+	if (!why && flow->torn_down)
+		why = "xdp_flow: flowtable flow torn down (a TCP FIN or RST went by)";
 	if (!why && flow->encaps > 1)
 		why = "xdp_flow: flowtable flow in two encapsulations";
 	/* The offer pops and pushes 802.1Q tags only. */
@@ -160,6 +162,15 @@ static int xdp_flow_translate_ft_flow(struct flow_cls_offload *f,
 
 static siphash_key_t xdp_flow_conn_secret;
 
+/* The flow @tuple is a direction of. */
+static struct flow_offload *xdp_flow_ft_of(const struct flow_offload_tuple *tuple)
+{
+	const struct flow_offload_tuple_rhash *th =
+		container_of(tuple, struct flow_offload_tuple_rhash, tuple);
+
+	return container_of(th - tuple->dir, struct flow_offload, tuplehash[0]);
+}
+
 /*
  * The key of the flow @tuple is a direction of: the same for both
  * directions, and not the flow's address (which the helper must not
@@ -167,14 +178,30 @@ static siphash_key_t xdp_flow_conn_secret;
  */
 static u64 xdp_flow_ft_conn(const struct flow_offload_tuple *tuple)
 {
-	const struct flow_offload_tuple_rhash *th =
-		container_of(tuple, struct flow_offload_tuple_rhash, tuple);
-	const struct flow_offload *flow =
-		container_of(th - tuple->dir, struct flow_offload, tuplehash[0]);
-
 	net_get_random_once(&xdp_flow_conn_secret,
 			    sizeof(xdp_flow_conn_secret));
-	return siphash_1u64((u64)(uintptr_t)flow, &xdp_flow_conn_secret) ?: 1;
+	return siphash_1u64((u64)(uintptr_t)xdp_flow_ft_of(tuple),
+			    &xdp_flow_conn_secret) ?: 1;
+}
+
+/**
+ * xdp_flow_ft_torn_down() - whether the flowtable tore a flow down
+ * @cookie: the cookie of a flowtable's offer (a direction of the flow),
+ *	whose flow lives until the flowtable withdraws it
+ *
+ * The flowtable's software path tears a flow down at its first TCP FIN
+ * or RST (or when it expires) and from then on leaves every frame of it
+ * to the stack, where conntrack follows the connection's end. An offer
+ * may come, or be installed, after that: the datapath must not forward
+ * the flow's frames then.
+ *
+ * Return: true once the flow is torn down.
+ */
+bool xdp_flow_ft_torn_down(unsigned long cookie)
+{
+	const struct flow_offload_tuple *tuple = (void *)cookie;
+
+	return test_bit(NF_FLOW_TEARDOWN, &xdp_flow_ft_of(tuple)->flags);
 }
 
 /**
@@ -201,6 +228,7 @@ int xdp_flow_translate_ft(struct flow_cls_offload *f,
 	struct xdp_flow_ft_flow flow = {
 		.conn = xdp_flow_ft_conn(tuple),
 		.mtu = tuple->mtu,
+		.torn_down = xdp_flow_ft_torn_down(f->cookie),
 	};
 	int i;
 
@@ -250,7 +278,7 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 		why = why ?: msg;
 	}
 	if (!why)
-		why = xdp_flow_actions(fr, t, rule, extack);
+		why = xdp_flow_actions(fr, t, f->classid, rule, extack);
 	return xdp_flow_rule_finish(rule, why, extack);
 }
 

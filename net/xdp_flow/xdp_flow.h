@@ -313,6 +313,7 @@ struct xdp_flow_target {
  * @vlan_tci: its TCI (the software path matches the whole of it)
  * @pppoe: the frames arrive in a PPPoE session
  * @pppoe_sid: that session's id
+ * @torn_down: the flowtable tore the flow down (xdp_flow_ft_torn_down())
  */
 struct xdp_flow_ft_flow {
 	u64 conn;
@@ -322,6 +323,7 @@ struct xdp_flow_ft_flow {
 	u16 vlan_tci;
 	bool pppoe;
 	u16 pppoe_sid;
+	bool torn_down;
 };
 
 /**
@@ -488,6 +490,7 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 		       struct xdp_flow_rule *rule,
 		       struct netlink_ext_ack *extack);
 
+bool xdp_flow_ft_torn_down(unsigned long cookie);
 int xdp_flow_translate_ft(struct flow_cls_offload *f,
 			  const struct xdp_flow_target *t,
 			  struct xdp_flow_rule *rule,
@@ -504,9 +507,9 @@ const char *xdp_flow_match(struct flow_rule *fr, __be16 proto, u32 chain,
 const char *xdp_flow_match_ports_range(struct flow_rule *fr,
 				       struct xdp_flow_rule *rule);
 
-/* actions.c: the XDP actions of a rule */
+/* actions.c: the XDP actions of a rule (tunnel.c: its tunnel_key actions) */
 const char *xdp_flow_actions(struct flow_rule *fr,
-			     const struct xdp_flow_target *t,
+			     const struct xdp_flow_target *t, u32 classid,
 			     struct xdp_flow_rule *rule,
 			     struct netlink_ext_ack *extack);
 const char *xdp_flow_ft_actions(struct flow_rule *fr,
@@ -576,6 +579,7 @@ bool xdp_flow_gate_is_closed(void);
 void xdp_flow_dp_maps_release(void);
 int xdp_flow_dp_peer_write(u32 ifindex, const union xdp_flow_peer *peer);
 int xdp_flow_dp_egress_write(u32 ifindex, bool empty);
+int xdp_flow_dp_ingress_write(u32 ifindex, const union xdp_flow_ingress *in);
 void xdp_flow_dp_tx_clear(void);
 
 /* netdev.c: what the module knows of devices */
@@ -586,6 +590,8 @@ void xdp_flow_dp_tx_clear(void);
 			      NETIF_F_SCTP_CRC)
 
 bool xdp_flow_is_veth(const struct net_device *dev);
+bool xdp_flow_is_tunnel(const struct net_device *dev);
+__be16 xdp_flow_tunnel_port(const struct net_device *dev);
 struct net_device *xdp_flow_veth_peer(struct net_device *dev);
 bool xdp_flow_can_xmit(const struct net_device *dev);
 bool xdp_flow_dev_hides_vlan(struct net_device *dev, u32 xdp_mode);

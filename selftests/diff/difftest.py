@@ -466,6 +466,30 @@ def gen_rewrites(rnd):
     return acts or [rnd.choice(PEDITS)]
 
 
+def gen_outputs(rnd):
+    """Several outputs, as Open vSwitch writes floods and mirror ports:
+    copies (mirred egress mirror), VLAN pushes and pops between them, and
+    a final redirect, drop, pass or none (TC then passes the frame on).
+    The tc hook runs them; the XDP hook leaves them in software, where
+    they shield the rules after them."""
+    outs = ["{o1}", "{o2}"]
+    acts = []
+    for _ in range(rnd.choice([1, 1, 2])):
+        if rnd.random() < 0.4:
+            acts.append(rnd.choice(VLANS[:3]))
+        acts.append("mirred egress mirror dev " + rnd.choice(outs))
+    r = rnd.random()
+    if r < 0.6:
+        if rnd.random() < 0.3:
+            acts.append("vlan pop pipe")
+        acts.append("mirred egress redirect dev " + rnd.choice(outs))
+    elif r < 0.75:
+        acts.append("drop")
+    elif r < 0.9:
+        acts.append("pass")
+    return acts
+
+
 def gen_actions(rnd, vocab):
     r = rnd.random()
     if r < 0.35:
@@ -482,7 +506,8 @@ def gen_actions(rnd, vocab):
                 acts[-1] = rnd.choice(["pass", "drop"])
         return acts
     if r < 0.92:
-        # refused: must stay in software and shield the rules after it
+        if "mirror" in vocab:
+            return gen_outputs(rnd)
         return ["mirred egress mirror dev {o2}", "drop"]
     if "continue" in vocab:
         # TC never offers such a rule to drivers (no flow_action for it)
@@ -1141,7 +1166,7 @@ def main():
     ap.add_argument("--enable", default="")
     ap.add_argument("--vocab",
                     default="tcp_flags,icmp,ip_tos,ip_ttl,ip_flags,arp,"
-                    "rewrite,goto,range,qinq",
+                    "rewrite,goto,range,qinq,mirror",
                     help="comma list of extra match kinds to generate")
     ap.add_argument("--quiet-ms", type=int, default=100)
     ap.add_argument("--show", type=int, default=5,

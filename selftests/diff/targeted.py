@@ -21,6 +21,7 @@ failed.
 import json
 import os
 import random
+import re
 import struct
 import sys
 
@@ -280,9 +281,10 @@ class Rig:
     def add(self, side, proto, matches, actions, chain=0):
         """Adds the rule on one side; returns an error or None."""
         dev = self.ln.dev[side]
+        outs = self.ln.out[side]
         cmd = ("filter add dev %s ingress chain %d pref 1 protocol %s flower "
                "%s action %s" % (dev, chain, proto, matches,
-                                 actions.format(o=self.ln.out[side][0]))
+                                 actions.format(o=outs[0], o2=outs[-1]))
                ).split()
         p = tc(*cmd)
         if p.returncode:
@@ -527,23 +529,84 @@ def range_overlap_case(rig):
                  "and takes the first rule")
 
 
+# Mirrors: (name, actions, what xdp-flow show lists on the tc hook, None
+# for a rule refused there too). A rule whose actions end in a mirror gets
+# a pass: TC hands its frame to the stack. A drop after a mirror is
+# refused: offloaded counters would give the mirror the drop's drops.
+MIRROR_CASES = [
+    ("mirror, redirect",
+     "mirred egress mirror dev {o2} pipe action mirred egress redirect dev {o}",
+     ["mirror", "redirect"]),
+    ("mirror, drop", "mirred egress mirror dev {o2} pipe action drop", None),
+    ("mirror alone: the frame goes on to the stack",
+     "mirred egress mirror dev {o2}", ["mirror", "pass"]),
+    ("vlan push, mirror, vlan pop, redirect",
+     "vlan push id 5 pipe action mirred egress mirror dev {o2} pipe "
+     "action vlan pop pipe action mirred egress redirect dev {o}",
+     ["vlan", "mirror", "vlan", "redirect"]),
+]
+
+
+def mirror_case(rig, name, actions, kinds):
+    """mirred egress mirror: offloaded on the tc hook (in_hw, xdp-flow
+    show lists it, 1 hardware packet), refused on the XDP hook (not in_hw).
+    On either, the copy and the frame leave as TC alone sends them on B,
+    byte for byte."""
+    dev = rig.ln.dev["A"]
+    tc_runs = HOOK == "tc" and kinds is not None
+    rig.reset()
+    rig.reset("B")
+    why = (rig.add("A", "ip", "ip_proto udp", actions) or
+           rig.add("B", "ip", "ip_proto udp", actions))
+    st = rule_state(dev) if not why else None
+    fid, b = rig.frame("ip", setf())
+    if not why and tc_runs and (not st or not st[0]):
+        why = "the rule is not in_hw: %s" % (st,)
+    if not why and not tc_runs and (not st or st[0]):
+        why = "the rule is in_hw: %s" % (st,)
+    if not why and tc_runs and shown_kinds(dev) != [kinds]:
+        why = "xdp-flow show has actions %s, not %s" % (shown_kinds(dev),
+                                                      [kinds])
+    if not why:
+        want = sorted(rig.send("B", [(fid, b)]).get((fid, "B"), []))
+        got = sorted(rig.send("A", [(fid, b)]).get((fid, "A"), []))
+        if "o2" not in [w for w, _ in want]:
+            why = "TC alone sent no copy to o2: %s" % dt.fmt_seen(want)
+        elif got != want:
+            why = "offloaded, the frame went to %s; TC alone: %s" % (
+                dt.fmt_seen(got), dt.fmt_seen(want))
+    if not why and tc_runs:
+        why = hw_counted(dev)
+    rig.reset("B")
+    rig.tap.line(name, why, "%s, copy and frame as TC alone sends them" %
+                 ("offloaded" if tc_runs else "not offloaded (%s hook)" % HOOK))
+
+
 # Refused: the actions and matches XDP cannot do exactly, each with the
 # phrase TC prints from xdp_flow's extack (with `flower verbose`).
 REFUSED = [
-    ("ip", "", "mirred egress mirror dev {o}", "action mirred egress mirror"),
-    ("ip", "", "mirred ingress redirect dev {o}",
-     "action mirred ingress redirect"),
-    ("ip", "", "mirred ingress mirror dev {o}", "action mirred ingress mirror"),
     ("ip", "", "police rate 1mbit burst 100k conform-exceed drop/ok",
      "action police"),
+    # to a veth: only VXLAN and Geneve devices take the metadata as TC
+    # gives it (at the tc hook); the XDP hook does no tunnel_key at all
     ("ip", "", "tunnel_key set src_ip 10.9.0.1 dst_ip 10.9.0.2 id 7 "
      "dst_port 4789 pipe action mirred egress redirect dev {o}",
-     "action tunnel_key"),
+     re.compile(r"xdp_flow: (the XDP hook does not offload tunnel_key set|"
+                r"tunnel_key set to another device)")),
     ("ip", "", "skbedit mark 5 pipe action mirred egress redirect dev {o}",
      "action skbedit mark"),
     ("ip", "", "ct pipe action mirred egress redirect dev {o}", "action ct"),
     ("mpls_uc", "mpls_label 5", "drop", "MPLS matches"),
-    ("ip", "enc_key_id 7", "drop", "tunnel (enc_*) matches"),
+    # the tc hook offloads the tunnel metadata's key, addresses, TOS and
+    # TTL, and its destination port on a tunnel device only (where the
+    # device's own port is every frame's), not Geneve options; the XDP
+    # hook none
+    ("ip", "enc_key_id 7 enc_dst_port 4789", "drop",
+     re.compile(r"xdp_flow: (the XDP hook does not offload tunnel \(enc_\*\) "
+                r"matches|enc_dst_port matches only on a VXLAN or Geneve "
+                r"device)")),
+    ("ip", "geneve_opts 0102:80:00000001/ffff:ff:ffffffff", "drop",
+     "tunnel option (enc_opts) matches"),
     ("ip", "ip_proto udp dst_port 1-65534 src_port 1-65534", "drop", None),
 ]
 
@@ -567,10 +630,14 @@ def refused_case(rig, proto, matches, actions, phrase):
     why = None
     if not st or st[0]:
         why = "the rule is in_hw: %s" % (st,)
-    elif phrase and "xdp_flow: cannot offload " + phrase not in p.stderr:
-        why = "tc printed %r, not xdp_flow's reason (%s)" % (p.stderr, phrase)
+    # the phrase after "cannot offload", or a pattern of the whole reason
+    elif phrase and not (phrase.search(p.stderr) if hasattr(phrase, "search")
+                         else "xdp_flow: cannot offload " + phrase in p.stderr):
+        why = "tc printed %r, not xdp_flow's reason (%s)" % (
+            p.stderr, getattr(phrase, "pattern", phrase))
+    said = p.stderr.strip().splitlines()[-1:] or [""]
     rig.tap.line(name, why, "not offloaded%s" %
-                 (", tc says 'xdp_flow: cannot offload %s'" % phrase
+                 (", tc says '%s'" % said[0].split("Warning: ")[-1].rstrip(".")
                   if phrase else ""))
 
 
@@ -613,6 +680,8 @@ def main():
     goto_case(rig)
     range_overlap_case(rig)
     pass_case(rig)
+    for case in MIRROR_CASES:
+        mirror_case(rig, *case)
     for case in REFUSED:
         refused_case(rig, *case)
     rig.reset()

@@ -320,7 +320,10 @@ static void fill_rule(struct xdp_flow_rule *r)
 	r->mask.ifindex = ~0u;
 	for (i = 0; i < XDP_FLOW_MAX_ACTIONS; i++) {
 		r->actions[i].id = rnd(__XDP_FLOW_ACTION_MAX + 2);
-		if (r->actions[i].id == XDP_FLOW_ACTION_REDIRECT)
+		if (r->actions[i].id == XDP_FLOW_ACTION_REDIRECT ||
+		    r->actions[i].id == XDP_FLOW_ACTION_MIRROR ||
+		    r->actions[i].id == XDP_FLOW_ACTION_REDIRECT_INGRESS ||
+		    r->actions[i].id == XDP_FLOW_ACTION_MIRROR_INGRESS)
 			r->actions[i].ifindex = pick_ifindex();
 	}
 }

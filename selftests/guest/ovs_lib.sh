@@ -150,11 +150,18 @@ ovs_bridge()
 		-- add-port xfbr0 xfp3
 }
 
-# ovs_cleanup: for the EXIT trap of the OVS tests.
+# ovs_cleanup: for the EXIT trap of the OVS tests. OVS leaves the tunnel
+# devices of its tunnel ports behind (a later test's own VXLAN or Geneve
+# device in external mode on the same port could not be made).
 ovs_cleanup()
 {
+	local d
+
 	ovs_stop
 	ovs_topology_cleanup
+	for d in vxlan_sys_4789 genev_sys_6081; do
+		[ -e "/sys/class/net/$d" ] && ip link del "$d" 2>/dev/null
+	done
 	xf_unload >/dev/null 2>&1
 }
 

@@ -64,7 +64,7 @@ log_test "xfv2's rule drops in software ($N packets, 0 in hardware)"
 
 RET=0
 tc filter add dev xfv2 ingress pref 2 protocol ip flower dst_ip 10.0.1.1 \
-	action mirred egress mirror dev xfv1
+	action skbedit priority 5
 check_err $? "tc filter add pref 2 failed"
 xf_enable_dev xfv2 && wait_dev_attached xfv2 10
 check_err $? "xdp-flow enable dev xfv2 failed, or it never got attached"
@@ -73,7 +73,7 @@ st=$(tc_hw_state "" xfv2 1)
 check_err $? "xfv2's rule shows $st once xfv2 is enabled, not in_hw"
 st=$(tc_hw_state "" xfv2 2)
 [ "$st" != in_hw ]
-check_err $? "the mirror rule XDP cannot execute shows in_hw"
+check_err $? "the skbedit rule XDP cannot execute shows in_hw"
 send_expect xfc 10.0.1.1 $N -- hw:xfv2/1+$N pk:xfv2/1+$N udp:xfa/veth_a+0
 log_test "enabling xfv2 offloads the rule it had: in_hw, $N packets dropped in XDP"
 

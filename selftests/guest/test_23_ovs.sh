@@ -12,6 +12,11 @@
 #   - ARP, ping between access ports and from an access port to the trunk
 #     (VLAN push and pop), IPv6 with neighbour discovery, a TCP stream and
 #     small UDP packets (iperf3);
+#   - a flood: broadcast datagrams from xfp1 reach the other access port
+#     and the trunk (VLAN push); with offload on the tc hook runs the
+#     flood's flow (mirrors). (The bridge's own port is in another VLAN:
+#     a flood into it is a mirred ingress after skbedit ptype host, which
+#     only TC can give a broadcast, see docs/offload.md.)
 #   - flows with conntrack, recirculation or a meter: they work, and with
 #     offload on are not offloaded;
 #   - ingress_policing_rate on a port (a matchall police at its first
@@ -122,6 +127,11 @@ scene()
 	ovs_start "$1" other_config:max-idle=30000 || return 1
 	ovs_bridge || return 1
 	ovs-vsctl --timeout=20 wait-until Interface xfp3 ofport!=-1 >/dev/null || return 1
+	# The bridge's own port up, as on a host that uses it, but quiet,
+	# and out of the ports' VLAN.
+	sysctl -qw net.ipv6.conf.xfbr0.disable_ipv6=1 &&
+		ip link set dev xfbr0 up &&
+		ovs-vsctl set port xfbr0 tag=99 || return 1
 	# A flow's first packet goes up to ovs-vswitchd, whose handler, with
 	# hw-offload=true, waits while xdp_flow attaches the datapath to the
 	# port (up to 2 s each). On a slow kernel the ARP retries run out
@@ -335,6 +345,62 @@ offloaded_flows_check()
 	log_test "$N pings: the offloaded flow and xdp-flow show count $N packets, used ${used}s ago"
 }
 
+# bcast <count>: UDP broadcasts from xfoa (in through xfp1).
+bcast()
+{
+	ip netns exec xfoa "$XF_PYTHON" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+for i in range(int(sys.argv[1])):
+    s.sendto(b"x" * 18, ("10.10.0.255", 9))
+' "$1"
+}
+
+# flood_check: broadcasts from xfoa flood to xfob (access) and xfoc
+# (trunk, tagged); with offload on the tc hook, the
+# flood's flow is offloaded and XDP counts the datagrams.
+flood_check()
+{
+	local b0 c0 x0 b c x hook off
+
+	RET=0
+	# xfoc's datagrams arrive tagged: TC's "protocol ip" filters of eth0
+	# see the tag's protocol, eth0.10's the datagram
+	udp_counter_add xfob eth0 && udp_counter_add xfoc eth0.10
+	check_err $? "cannot count UDP on xfob's eth0 and xfoc's eth0.10"
+	# the flood's flow in place first: its first datagram goes up to
+	# ovs-vswitchd
+	bcast 3
+	sleep "$XF_PACE"
+	settle
+	b0=$(udp_count xfob eth0) && c0=$(udp_count xfoc eth0.10)
+	check_err $? "cannot read the UDP counters"
+	x0=$(xf_packets xfp1 ipv4)
+	bcast $N
+	check_err $? "cannot send the broadcasts"
+	settle
+	b=$(($(wait_value $((b0 + N)) 5 udp_count xfob eth0) - b0))
+	c=$(($(wait_value $((c0 + N)) 5 udp_count xfoc eth0.10) - c0))
+	record "flood:$b,$c"
+	[ "$b" = $N ] && [ "$c" = $N ]
+	check_err $? "of $N broadcasts, $b reached xfob and $c xfoc"
+	hook=$(xf_dev_hook xfp1)
+	if [ $mode = true ] && [ "$hook" = tc ]; then
+		off=$(ovs_flows offloaded --names)
+		if ! echo "$off" | grep -Eq "in_port\(xfp1\).*actions:.*(xfp2.*xfp3|xfp3.*xfp2)"; then
+			check_err 1 "no offloaded flood flow from xfp1 to xfp2 and xfp3"
+			ovs_flows "" --names | grep -F 'ff:ff:ff:ff:ff:ff' |
+				sed 's/^/# flow: /' >&2
+			timeout 20 "$XF_CLI" show dev xfp1 | sed 's/^/# xdp-flow: /' >&2
+		fi
+		x=$(($(xf_packets xfp1 ipv4) - x0))
+		[ "$x" -ge $N ]
+		check_err $? "XDP counted $x IPv4 packets on xfp1, not the $N broadcasts"
+	fi
+	log_test "hw-offload=$mode: a flood of $N broadcasts reaches the access port and the trunk$([ $mode = true ] && [ "$hook" = tc ] && echo ", in XDP (tc hook)")"
+}
+
 # no_stale_check <what>: XDP holds exactly TC's rules.
 no_stale_check()
 {
@@ -374,6 +440,7 @@ for mode in $modes; do
 		tail -n 20 | sed 's/^/# ovs-vswitchd: /'
 	log_test "hw-offload=$mode: ARP, ping, ping6 with ND, TCP and UDP through OVS: $c"
 
+	flood_check
 	if [ $mode = true ]; then
 		offloaded_flows_check
 	else

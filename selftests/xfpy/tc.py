@@ -70,15 +70,16 @@ def rule_in_hw(dev, pref, ns=None):
     return bool((rule(dev, pref, ns) or {}).get("in_hw"))
 
 
-def rule_packets(dev, pref, hw=False, ns=None):
-    """The packets the rule's first action counted: all of them, or only
-    the hardware's (xdp_flow's datapath; absent, as iproute2 leaves it
-    when it is 0, it reads 0); None when there is no rule (tc_stat in
-    offload_lib.sh)."""
+def rule_packets(dev, pref, hw=False, ns=None, action=0):
+    """The packets the rule's first action (or the one at that index: -1,
+    the last, where the first takes no hardware counts, as tunnel_key)
+    counted: all of them, or only the hardware's (xdp_flow's datapath;
+    absent, as iproute2 leaves it when it is 0, it reads 0); None when
+    there is no rule (tc_stat in offload_lib.sh)."""
     r = rule(dev, pref, ns)
     if not r or not r.get("actions"):
         return None
-    stats = r["actions"][0].get("stats", {})
+    stats = r["actions"][action].get("stats", {})
     return stats.get("hw_packets", 0) if hw else stats.get("packets", 0)
 
 

@@ -1055,6 +1055,17 @@ static void print_key(const struct xdp_flow_rule *r)
 			key_range("dst_port", &r->l4_dst_range);
 	}
 
+	/* The tunnel metadata, as flower names it. */
+	key_ip("enc_src_ip", &k->enc_src, &m->enc_src, false);
+	key_ip("enc_dst_ip", &k->enc_dst, &m->enc_dst, false);
+	if (m->enc_key_id)
+		key_num("enc_key_id", ntohl(k->enc_key_id), ntohl(m->enc_key_id),
+			0xffffffff);
+	if (m->enc_tos)
+		key_hex("enc_tos", k->enc_tos, m->enc_tos);
+	if (m->enc_ttl)
+		key_num("enc_ttl", k->enc_ttl, m->enc_ttl, 0xff);
+
 	if (json)
 		jw_obj_close();
 }
@@ -1088,6 +1099,63 @@ static void print_mangle(uint32_t i, const struct xdp_flow_action *a)
 		printf("  action order %u: pedit %s %s+%u val %08x mask %08x\n",
 		       i + 1, cmd, hdr, a->mangle.offset, val, mask);
 	}
+}
+
+/* As tc prints tunnel_key set. */
+static void print_tunnel(uint32_t i, const struct xdp_flow_action *a)
+{
+	char src[INET_ADDRSTRLEN], dst[INET_ADDRSTRLEN];
+	bool csum = a->tunnel.flags & XDP_FLOW_TUN_CSUM;
+	bool df = a->tunnel.flags & XDP_FLOW_TUN_DF;
+
+	inet_ntop(AF_INET, &a->tunnel.src, src, sizeof(src));
+	inet_ntop(AF_INET, &a->tunnel.dst, dst, sizeof(dst));
+	if (json) {
+		jw_obj_open(NULL);
+		jw_string("kind", "tunnel_set");
+		jw_string("src_ip", src);
+		jw_string("dst_ip", dst);
+		jw_u64("key_id", a->tunnel.id);
+		jw_u64("tos", a->tunnel.tos);
+		jw_u64("ttl", a->tunnel.ttl);
+		jw_bool("csum", csum);
+		jw_bool("nofrag", df);
+		jw_obj_close();
+		return;
+	}
+	printf("  action order %u: tunnel_key set src_ip %s dst_ip %s key_id %u tos 0x%x ttl %u %s%s\n",
+	       i + 1, src, dst, a->tunnel.id, a->tunnel.tos, a->tunnel.ttl,
+	       csum ? "csum" : "nocsum", df ? " nofrag" : "");
+}
+
+/* Geneve options as tc prints them: class:type:data, comma-separated. */
+static void print_tun_opts(uint32_t i, const struct xdp_flow_action *a)
+{
+	const uint8_t *d = a->tun_opts.data;
+	unsigned int off = 0, n, k, len = a->tun_opts.len;
+	char buf[3 * XDP_FLOW_TUN_OPTS_MAX + 16], *p = buf;
+
+	if (len > XDP_FLOW_TUN_OPTS_MAX)
+		len = XDP_FLOW_TUN_OPTS_MAX;
+	buf[0] = '\0';
+	while (off + 4 <= len) {
+		n = (d[off + 3] & 0x1f) * 4;
+		if (off + 4 + n > len)
+			break;
+		p += sprintf(p, "%s%02x%02x:%02x:", p == buf ? "" : ",",
+			     d[off], d[off + 1], d[off + 2]);
+		for (k = 0; k < n; k++)
+			p += sprintf(p, "%02x", d[off + 4 + k]);
+		off += 4 + n;
+	}
+	if (json) {
+		jw_obj_open(NULL);
+		jw_string("kind", "tunnel_opts");
+		jw_string("geneve_opts", buf);
+		jw_obj_close();
+		return;
+	}
+	printf("  action order %u: tunnel_key geneve_opts %s\n", i + 1, buf);
 }
 
 static void print_csum(uint32_t i, const struct xdp_flow_action *a)
@@ -1235,6 +1303,7 @@ static void print_actions(const struct xdp_flow_rule *r)
 {
 	char name[IF_NAMESIZE + 16];
 	uint32_t i, n = r->nr_actions;
+	const char *kind;
 
 	if (n > XDP_FLOW_MAX_ACTIONS)
 		n = XDP_FLOW_MAX_ACTIONS;
@@ -1263,15 +1332,24 @@ static void print_actions(const struct xdp_flow_rule *r)
 			}
 			break;
 		case XDP_FLOW_ACTION_REDIRECT:
+		case XDP_FLOW_ACTION_MIRROR:
+		case XDP_FLOW_ACTION_REDIRECT_INGRESS:
+		case XDP_FLOW_ACTION_MIRROR_INGRESS:
+			kind = a->id == XDP_FLOW_ACTION_MIRROR ? "mirror" :
+			       a->id == XDP_FLOW_ACTION_REDIRECT ? "redirect" :
+			       a->id == XDP_FLOW_ACTION_MIRROR_INGRESS ?
+			       "mirror_ingress" : "redirect_ingress";
 			dev_name(a->ifindex, name, sizeof(name));
 			if (json) {
 				jw_obj_open(NULL);
-				jw_string("kind", "redirect");
+				jw_string("kind", kind);
 				jw_string("dev", name);
 				jw_u64("ifindex", a->ifindex);
 				jw_obj_close();
 			} else {
-				printf("  action order %u: redirect dev %s\n", i + 1, name);
+				printf("  action order %u: %.*s%s dev %s\n", i + 1,
+				       (int)strcspn(kind, "_"), kind,
+				       strchr(kind, '_') ? " ingress" : "", name);
 			}
 			break;
 		case XDP_FLOW_ACTION_GOTO:
@@ -1285,12 +1363,42 @@ static void print_actions(const struct xdp_flow_rule *r)
 				       a->chain);
 			}
 			break;
+		case XDP_FLOW_ACTION_PTYPE:
+			kind = a->ptype == 0 ? "host" : a->ptype == 1 ? "broadcast" :
+			       a->ptype == 2 ? "multicast" : a->ptype == 3 ?
+			       "otherhost" : "unknown";
+			if (json) {
+				jw_obj_open(NULL);
+				jw_string("kind", "ptype");
+				jw_string("type", kind);
+				jw_obj_close();
+			} else {
+				printf("  action order %u: skbedit ptype %s\n", i + 1,
+				       kind);
+			}
+			break;
 		case XDP_FLOW_ACTION_MANGLE:
 		case XDP_FLOW_ACTION_ADD:
 			print_mangle(i, a);
 			break;
 		case XDP_FLOW_ACTION_CSUM:
 			print_csum(i, a);
+			break;
+		case XDP_FLOW_ACTION_TUNNEL_SET:
+			print_tunnel(i, a);
+			break;
+		case XDP_FLOW_ACTION_TUNNEL_OPTS:
+			print_tun_opts(i, a);
+			break;
+		case XDP_FLOW_ACTION_TUNNEL_UNSET:
+			if (json) {
+				jw_obj_open(NULL);
+				jw_string("kind", "tunnel_unset");
+				jw_obj_close();
+			} else {
+				printf("  action order %u: tunnel_key unset\n",
+				       i + 1);
+			}
 			break;
 		case XDP_FLOW_ACTION_VLAN_PUSH:
 		case XDP_FLOW_ACTION_VLAN_POP:

@@ -85,7 +85,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	16
+#define XDP_FLOW_ABI_VERSION	18
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 /*
@@ -171,15 +171,50 @@
  * XDP_FLOW_EGRESS_NAME (a hash of __u64 by ifindex) that only the module
  * writes; it finds it among the maps of the program the helper names in
  * HELLO (PROG_FD). An entry (value XDP_FLOW_EGRESS_EMPTY) says that the
- * device of init_net with that ifindex takes XDP frames and transmits
- * what mirred sends it with nothing on the way: no queueing qdisc, no
- * egress filter, tcx program or netfilter egress hook. No entry: a
- * redirect there goes to the stack untouched and uncounted, and TC's
- * mirred transmits it (net/xdp_flow/peer.c says when entries change).
+ * device of init_net with that ifindex takes XDP frames (or is a VXLAN or
+ * Geneve device, for the tc hook's TUNNEL_SET) and transmits what mirred
+ * sends it with nothing on the way: no queueing qdisc, no egress filter,
+ * tcx program or netfilter egress hook. No entry: a redirect there (a
+ * TUNNEL_SET's output) goes to the stack untouched and uncounted, and
+ * TC's mirred transmits it (net/xdp_flow/peer.c says when entries
+ * change).
  */
 #define XDP_FLOW_EGRESS_NAME	"xf_egress"
 #define XDP_FLOW_MAX_EGRESS	16384
 #define XDP_FLOW_EGRESS_EMPTY	1ULL
+
+/*
+ * Redirects and mirrors into a device's receive path (mirred ingress): the
+ * TC hook's map XDP_FLOW_INGRESS_NAME (a hash of union xdp_flow_ingress by
+ * the target's ifindex) that only the module writes. The TC hook enters
+ * the frame with bpf_redirect() or bpf_clone_redirect() and BPF_F_INGRESS,
+ * which classifies it for the target anew (eth_type_trans()) and zeroes
+ * its priority; mirred keeps both. An entry says that the target is up
+ * with carrier (mirred's condition), runs no XDP program (mirred's frames
+ * skip generic XDP) and nothing at its ingress: no tcx program, TC filter
+ * or netfilter hook, which could send the frame on again (mirred's
+ * nesting limit ends a loop of redirects that the backlog would not). The
+ * frames whose class the target's address would not change and whose
+ * priority is 0 may then take the path. No entry: the frame goes to the
+ * stack untouched, where TC's mirred enters it (net/xdp_flow/peer.c says
+ * when entries change).
+ */
+#define XDP_FLOW_INGRESS_NAME	"xf_ingress"
+#define XDP_FLOW_MAX_INGRESS	16384
+
+/**
+ * union xdp_flow_ingress - a device a frame may enter through the TC hook
+ * @mac: the device's address
+ * @pad: zero
+ * @word: the entry as one word, which the module writes at once; never 0
+ */
+union xdp_flow_ingress {
+	struct {
+		__u8	mac[6];
+		__u16	pad;
+	};
+	__u64	word;
+};
 
 /**
  * union xdp_flow_peer - a veth whose peer may take redirected frames directly
@@ -245,6 +280,19 @@ struct xdp_flow_counter {
  *	carries, as flower's dissector has it)
  * @ppp_proto: that header's PPP protocol (PPP_IP or PPP_IPV6, the only
  *	ones the program parses on); 0 without a PPPoE header
+ * @enc_key_id: the tunnel key (VNI) of the tunnel metadata the frame
+ *	carries, as flower's enc_key_id (the receive path of a VXLAN or
+ *	Geneve device in external mode gives it); only the tc hook reads
+ *	the metadata
+ * @enc_tos: the outer IPv4 TOS of that metadata
+ * @enc_ttl: its outer TTL
+ * @enc_addr: XDP_FLOW_ENC_IPV4 when the frame carries IPv4 tunnel
+ *	metadata, else 0 (with every enc_ field 0, as flower's dissector
+ *	leaves them for a frame without metadata); a frame with IPv6 tunnel
+ *	metadata goes to the stack
+ * @enc_pad: zero
+ * @enc_src: the outer IPv4 source (the remote end)
+ * @enc_dst: the outer IPv4 destination (the local end)
  *
  * All multi-byte fields are in network byte order except @ifindex. The size
  * is a multiple of 8 so that the XDP program can mask it a word at a time.
@@ -274,7 +322,17 @@ struct xdp_flow_key {
 	__u32	chain;
 	__be16	pppoe_sid;
 	__be16	ppp_proto;
+	__be32	enc_key_id;
+	__u8	enc_tos;
+	__u8	enc_ttl;
+	__u8	enc_addr;
+	__u8	enc_pad;
+	__be32	enc_src;
+	__be32	enc_dst;
 };
+
+/* xdp_flow_key.enc_addr */
+#define XDP_FLOW_ENC_IPV4	1
 
 enum xdp_flow_action_id {
 	XDP_FLOW_ACTION_UNSPEC,
@@ -305,8 +363,26 @@ enum xdp_flow_action_id {
 	XDP_FLOW_ACTION_FT_DST_ADDR,	/* NAT: IPv4 or IPv6 destination */
 	XDP_FLOW_ACTION_PPPOE_PUSH,	/* push a PPPoE session header */
 	XDP_FLOW_ACTION_PPPOE_POP,	/* pop the PPPoE session header */
+	XDP_FLOW_ACTION_MIRROR,		/* a copy out of @ifindex (tc hook) */
+	XDP_FLOW_ACTION_REDIRECT_INGRESS, /* into @ifindex's receive path */
+	XDP_FLOW_ACTION_MIRROR_INGRESS,	/* a copy into it (tc hook) */
+	XDP_FLOW_ACTION_PTYPE,		/* set the packet type (tc hook) */
+	XDP_FLOW_ACTION_TUNNEL_SET,	/* encapsulation to come (tc hook) */
+	XDP_FLOW_ACTION_TUNNEL_UNSET,	/* the tunnel metadata dropped (tc
+					 * hook)
+					 */
+	XDP_FLOW_ACTION_TUNNEL_OPTS,	/* Geneve options of the tunnel set
+					 * before (tc hook)
+					 */
 	__XDP_FLOW_ACTION_MAX,
 };
+
+/* The most bytes of Geneve options a TUNNEL_OPTS carries. */
+#define XDP_FLOW_TUN_OPTS_MAX	12
+
+/* xdp_flow_action.tunnel.flags */
+#define XDP_FLOW_TUN_CSUM	0x1	/* outer UDP checksum */
+#define XDP_FLOW_TUN_DF		0x2	/* outer IPv4 don't fragment */
 
 /* xdp_flow_action.ft_ports.which */
 #define XDP_FLOW_FT_SPORT	0x1
@@ -336,8 +412,52 @@ enum xdp_flow_hdr {
 /**
  * struct xdp_flow_action - one action of a rule
  * @id: enum xdp_flow_action_id
- * @ifindex: REDIRECT: the target device
+ * @ifindex: REDIRECT: the target device; MIRROR: the device a copy of the
+ *	frame, as the actions before made it, is sent out of, as TC's mirred
+ *	egress mirror sends it (through the device's transmit path); the
+ *	frame goes on to the next action. Only the tc hook executes it: a
+ *	rule of the XDP hook with a MIRROR leaves its frames to the stack.
+ *	After a MIRROR, a rule may end in PASS (not DROP: TC counts a drop on
+ *	its gact alone), which then hands the frame to the stack past TC's
+ *	classic filters, as TC's own pass would, not back to TC.
+ *	REDIRECT_INGRESS (terminal) and
+ *	MIRROR_INGRESS: the frame, or a copy, enters @ifindex's receive
+ *	path, as TC's mirred ingress redirect and mirror do, where the TC
+ *	hook can do it exactly (XDP_FLOW_INGRESS_NAME); else the frame goes
+ *	to the stack untouched. MIRROR_INGRESS counts as a MIRROR above
  * @csum_flags: CSUM: XDP_FLOW_CSUM_* bits
+ * @ptype: PTYPE: the packet type (PACKET_HOST, _BROADCAST, _MULTICAST or
+ *	_OTHERHOST) TC's skbedit ptype gives the frame, which the stack, a
+ *	mirror and an ingress redirect see after it (Open vSwitch sets
+ *	PACKET_HOST before its output to an internal port). Only the tc hook
+ *	executes it
+ * @tunnel: TUNNEL_SET: what TC's tunnel_key set gives the frame for the
+ *	tunnel device it is sent to next (a Geneve device, or a VXLAN device
+ *	in external mode whose own destination port the rule uses; over
+ *	IPv4; a TUNNEL_OPTS after it gives Geneve options): the tunnel's
+ *	metadata, as bpf_skb_set_tunnel_key() sets it. Only the tc hook
+ *	executes it
+ * @tunnel.id: the key (VNI), host order
+ * @tunnel.src: the outer IPv4 source, 0 for the route's
+ * @tunnel.dst: the outer IPv4 destination
+ * @tunnel.tos: the outer TOS
+ * @tunnel.ttl: the outer TTL, 0 for the route's
+ * @tunnel.flags: XDP_FLOW_TUN_*.
+ *	TUNNEL_UNSET (no operand): TC's tunnel_key unset drops the tunnel
+ *	metadata the frame arrived with. The tc hook cannot drop it: it runs
+ *	such a rule only where nothing after it reads the metadata, whose
+ *	outputs are all veths with an empty transmit path (an entry in
+ *	XDP_FLOW_PEERS_NAME; veth drops the metadata as it hands the frame
+ *	to its peer), else the frame goes to the stack untouched. The module
+ *	gives it no rule that ends in anything but such a redirect or a drop
+ * @tun_opts: TUNNEL_OPTS, right after a TUNNEL_SET: the Geneve options of
+ *	that metadata, as bpf_skb_set_tunnel_opt() sets them (the outputs
+ *	after it are Geneve devices). Only the tc hook executes it
+ * @tun_opts.len: the bytes of @tun_opts.data, a multiple of 4, 4 to
+ *	XDP_FLOW_TUN_OPTS_MAX
+ * @tun_opts.pad: zero
+ * @tun_opts.data: the options, TLVs as on the wire (class, type, length
+ *	in 4-byte words, data)
  * @chain: GOTO: the chain
  * @vlan: VLAN_PUSH and VLAN_MODIFY: the tag
  * @vlan.proto: tag protocol (TPID)
@@ -381,6 +501,7 @@ struct xdp_flow_action {
 	union {
 		__u32	ifindex;
 		__u32	csum_flags;
+		__u32	ptype;
 		__u32	chain;
 		struct {
 			__be16	proto;
@@ -407,6 +528,19 @@ struct xdp_flow_action {
 		} ft_ports;
 		__be32	ft_addr[4];
 		__be16	pppoe_sid;
+		struct {
+			__u32	id;
+			__be32	src;
+			__be32	dst;
+			__u8	tos;
+			__u8	ttl;
+			__u16	flags;
+		} tunnel;
+		struct {
+			__u8	len;
+			__u8	pad[3];
+			__u8	data[XDP_FLOW_TUN_OPTS_MAX];
+		} tun_opts;
 	};
 };
 

@@ -209,6 +209,84 @@ static void rules(void)
 	r.actions[2].pppoe_sid = htons(0x1234);
 	s.id = 8;
 	one_rule(&r, &s);
+
+	/* a flood: copies out and in, a tag between them, into a port */
+	memset(&r, 0, sizeof(r));
+	r.id = 9;
+	r.order = (5ULL << 32) | 1;
+	r.key.ifindex = lo;
+	r.mask.ifindex = ~0u;
+	r.nr_actions = 5;
+	r.actions[0].id = XDP_FLOW_ACTION_MIRROR;
+	r.actions[0].ifindex = lo;
+	r.actions[1].id = XDP_FLOW_ACTION_VLAN_PUSH;
+	r.actions[1].vlan.proto = htons(0x8100);
+	r.actions[1].vlan.tci = 10;
+	r.actions[2].id = XDP_FLOW_ACTION_MIRROR_INGRESS;
+	r.actions[2].ifindex = lo;
+	r.actions[3].id = XDP_FLOW_ACTION_PTYPE;
+	r.actions[3].ptype = 0;
+	r.actions[4].id = XDP_FLOW_ACTION_REDIRECT_INGRESS;
+	r.actions[4].ifindex = lo;
+	s.id = 9;
+	one_rule(&r, &s);
+
+	/* an encapsulation into a VXLAN device */
+	memset(&r, 0, sizeof(r));
+	r.id = 10;
+	r.order = (6ULL << 32) | 1;
+	r.key.ifindex = lo;
+	r.mask.ifindex = ~0u;
+	r.nr_actions = 2;
+	r.actions[0].id = XDP_FLOW_ACTION_TUNNEL_SET;
+	r.actions[0].tunnel.id = 42;
+	ip4(&r.actions[0].tunnel.src, "192.0.2.1");
+	ip4(&r.actions[0].tunnel.dst, "192.0.2.2");
+	r.actions[0].tunnel.tos = 0x10;
+	r.actions[0].tunnel.ttl = 64;
+	r.actions[0].tunnel.flags = XDP_FLOW_TUN_DF;
+	r.actions[1].id = XDP_FLOW_ACTION_REDIRECT;
+	r.actions[1].ifindex = lo;
+	s.id = 10;
+	one_rule(&r, &s);
+
+	/* the same into a Geneve device, with OVN's option */
+	r.id = 12;
+	r.order = (8ULL << 32) | 1;
+	r.nr_actions = 3;
+	r.actions[2] = r.actions[1];
+	memset(&r.actions[1], 0, sizeof(r.actions[1]));
+	r.actions[1].id = XDP_FLOW_ACTION_TUNNEL_OPTS;
+	r.actions[1].tun_opts.len = 8;
+	memcpy(r.actions[1].tun_opts.data,
+	       "\x01\x02\x80\x01\x00\x00\x00\x2a", 8);
+	s.id = 12;
+	one_rule(&r, &s);
+
+	/* a decapsulated frame's rule, on the tunnel metadata */
+	memset(&r, 0, sizeof(r));
+	r.id = 11;
+	r.order = (7ULL << 32) | 1;
+	r.key.ifindex = lo;
+	r.mask.ifindex = ~0u;
+	r.key.enc_addr = XDP_FLOW_ENC_IPV4;
+	r.mask.enc_addr = 0xff;
+	ip4(&r.key.enc_src, "192.0.2.2");
+	ip4(&r.mask.enc_src, "255.255.255.255");
+	ip4(&r.key.enc_dst, "192.0.2.0");
+	ip4(&r.mask.enc_dst, "255.255.255.0");
+	r.key.enc_key_id = htonl(42);
+	r.mask.enc_key_id = htonl(0xffffffff);
+	r.key.enc_tos = 0x10;
+	r.mask.enc_tos = 0xfc;
+	r.key.enc_ttl = 64;
+	r.mask.enc_ttl = 0xff;
+	r.nr_actions = 2;
+	r.actions[0].id = XDP_FLOW_ACTION_TUNNEL_UNSET;
+	r.actions[1].id = XDP_FLOW_ACTION_REDIRECT;
+	r.actions[1].ifindex = lo;
+	s.id = 11;
+	one_rule(&r, &s);
 }
 
 static void devices(void)

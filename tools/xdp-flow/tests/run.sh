@@ -58,6 +58,19 @@ else
 	if [ -z "$out" ]; then ok "no JSON on stdout on error"; else nok "no JSON on stdout on error" "$out"; fi
 fi
 
+# expect_json NAME JQ-FILTER WANT: print_test's JSON, through the filter
+expect_json()
+{
+	local got
+
+	got=$("$pt" j | jq -c "$2" 2>&1)
+	if [ "$got" = "$3" ]; then
+		ok "$1"
+	else
+		nok "$1" "got: $got"
+	fi
+}
+
 pt=$(mktemp)
 trap 'rm -f "$pt"' EXIT
 if ! ${CC:-cc} -Wall -Wextra -Werror -I../../include $(pkg-config --cflags libnl-genl-3.0) \
@@ -71,7 +84,7 @@ else
 	fi
 	for mode in j jp; do
 		got=$("$pt" $mode | jq -c '[.rules[] | [.dev, .source, .prio, .software, .waiting, .why, .key.dst_ip, .actions[0].kind, .stats.packets, .stats.lastused_ms_ago]], [.devices[] | [.state, .hook, .xdp_mode, .hook_why, .switch, .rule_count, .error]]' 2>&1)
-		want='[["lo","tc",1,false,false,null,"10.0.2.1/32","drop",50,null],["lo","tc",2,true,false,"cannot offload a match of this rule","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",2,true,true,"no room in the XDP tables","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",49152,false,false,null,"2001:db8::1/128","redirect",7,2500],["lo","nftables",10,false,false,null,"10.0.3.1/32","drop",3,null],["lo","flowtable",0,false,false,null,"192.0.2.1/32","ft_route",2,null],["lo","flowtable",0,false,false,null,null,"ft_route",2,null]]
+		want='[["lo","tc",1,false,false,null,"10.0.2.1/32","drop",50,null],["lo","tc",2,true,false,"cannot offload a match of this rule","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",2,true,true,"no room in the XDP tables","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",49152,false,false,null,"2001:db8::1/128","redirect",7,2500],["lo","nftables",10,false,false,null,"10.0.3.1/32","drop",3,null],["lo","flowtable",0,false,false,null,"192.0.2.1/32","ft_route",2,null],["lo","flowtable",0,false,false,null,null,"ft_route",2,null],["lo","tc",5,false,false,null,null,"mirror",2,null],["lo","tc",6,false,false,null,null,"tunnel_set",2,null],["lo","tc",8,false,false,null,null,"tunnel_set",2,null],["lo","tc",7,false,false,null,null,"tunnel_unset",2,null]]
 [["attached","xdp","native",null,"xdp-flow",2,null],["error","xdp","generic",null,"xdp-flow",2,"attach \"failed\""],["idle","tc","tcx","auto: \"virtual\" device","hw-tc-offload",0,null]]'
 		if [ "$got" = "$want" ]; then
 			ok "JSON output (-$mode) parses with the documented keys"
@@ -79,13 +92,21 @@ else
 			nok "JSON output (-$mode) parses with the documented keys" "got: $got"
 		fi
 	done
-	got=$("$pt" j | jq -c '[.rules[] | select(.source == "flowtable") | [.key.pppoe_sid, .key.ppp_proto, [.actions[] | [.kind, .op, .sid]]]]' 2>&1)
-	want='[[4660,"ip",[["ft_route",null,null],["ft_nat",null,null],["pppoe","pop",null],["redirect",null,null]]],[null,null,[["ft_route",null,null],["ft_nat",null,null],["pppoe","push",4660],["redirect",null,null]]]]'
-	if [ "$got" = "$want" ]; then
-		ok "JSON output of PPPoE keys and actions"
-	else
-		nok "JSON output of PPPoE keys and actions" "got: $got"
-	fi
+	expect_json "JSON output of PPPoE keys and actions" \
+		'[.rules[] | select(.source == "flowtable") | [.key.pppoe_sid, .key.ppp_proto, [.actions[] | [.kind, .op, .sid]]]]' \
+		'[[4660,"ip",[["ft_route",null,null],["ft_nat",null,null],["pppoe","pop",null],["redirect",null,null]]],[null,null,[["ft_route",null,null],["ft_nat",null,null],["pppoe","push",4660],["redirect",null,null]]]]'
+	expect_json "JSON output of mirrors and mirred ingress" \
+		'[.rules[] | select(.prio == 5) | .actions[] | [.kind, .dev, .ifindex]]' \
+		'[["mirror","lo",1],["vlan",null,null],["mirror_ingress","lo",1],["ptype",null,null],["redirect_ingress","lo",1]]'
+	expect_json "JSON output of tunnel_key set" \
+		'[.rules[] | select(.prio == 6) | .actions[0] | [.kind, .src_ip, .dst_ip, .key_id, .tos, .ttl, .csum, .nofrag]]' \
+		'[["tunnel_set","192.0.2.1","192.0.2.2",42,16,64,false,true]]'
+	expect_json "JSON output of Geneve options" \
+		'[.rules[] | select(.prio == 8) | .actions[1] | [.kind, .geneve_opts]]' \
+		'[["tunnel_opts","0102:80:0000002a"]]'
+	expect_json "JSON output of tunnel metadata keys and tunnel_key unset" \
+		'[.rules[] | select(.prio == 7) | [.key.enc_src_ip, .key.enc_dst_ip, .key.enc_key_id, .key.enc_tos, .key.enc_ttl, .actions[0].kind]]' \
+		'[["192.0.2.2/32","192.0.2.0/24",42,"0x10/0xfc",64,"tunnel_unset"]]'
 fi
 
 echo "1..$n"
