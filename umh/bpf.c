@@ -475,6 +475,8 @@ static struct xdp_flow_bpf *dp_try_open(int pin_fd,
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xf_ft_conns, rule_ids);
 	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xf_held, rule_ids);
+	if (!err)
 		err = xdp_flow_bpf__load(skel);
 	if (err) {
 		xdp_flow_bpf__destroy(skel);

@@ -45,6 +45,11 @@
  *                names in HELLO. 0, or 1 + the lowest order XDP may not
  *                act on: frames of such rules go to the stack (the uapi
  *                header says when).
+ *   xf_held      ARRAY, rule id -> __u32, XDP_FLOW_HELD_NAME: written only
+ *                by the module, found like xf_gate: while the gate is not
+ *                open, frames of a rule whose entry is not 0 go to the
+ *                stack as well (a flowtable's flow whose change is in
+ *                flight).
  *   xf_egress    HASH, ifindex -> __u64, XDP_FLOW_EGRESS_NAME: written
  *                only by the module, found like xf_gate: an entry for each
  *                device an XDP hook redirect may go to at once (its egress

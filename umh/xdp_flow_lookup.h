@@ -489,6 +489,22 @@ static __always_inline void ft_conn_gated(const struct xdp_flow_dp_rule *rule,
 }
 
 /*
+ * Whether the gate (@limit, not open) holds @rule back: its order is the
+ * limit's or higher, or the module holds the rule itself (xf_held: a
+ * flowtable's flow whose change is in flight).
+ */
+static __always_inline int rule_gated(const struct xdp_flow_dp_rule *rule,
+				      __u32 id, __u64 limit)
+{
+	__u32 *held;
+
+	if (rule->order >= limit - 1)
+		return 1;
+	held = bpf_map_lookup_elem(&xf_held, &id);
+	return held && *held;
+}
+
+/*
  * One step of the goto chain, the @hops-th: looks @key up and reads the
  * rule. Returns 1 when the rule is a goto to follow (@key's chain is set
  * for the next step), 0 when the rule decides (@act and @n are its last
@@ -525,7 +541,7 @@ static __always_inline int flow_step(struct xdp_flow_key *key, __u64 h,
 	rule = bpf_map_lookup_elem(&xf_rules, &v->rule_id);
 	if (!rule)
 		return -1;
-	if (limit && rule->order >= limit - 1) {
+	if (limit && rule_gated(rule, v->rule_id, limit)) {
 		ft_conn_gated(rule, key);
 		return -1;
 	}

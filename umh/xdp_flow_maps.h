@@ -118,6 +118,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xf_gate SEC(".maps");
 
+/* Written by the module, never by the helper (see xdp_flow_dp.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDP_FLOW_MAX_RULES);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xf_held SEC(".maps");
+
 /* The veths a TC hook redirect may pass by: written by the module only
  * (net/xdp_flow/peer.c), read by tc_redirect().
  */

@@ -14,6 +14,11 @@
  * already made, the gate holds the lowest order among them (its limit):
  * frames whose rule has that order or a higher one go to the stack.
  *
+ * The held rules (XDP_FLOW_HELD_NAME), the gate's other half: a count by
+ * rule id of the changes in flight that hold that rule back by itself.
+ * A flowtable's flows never overlap, so that one flow's change needs not
+ * send the others of its order to the stack, as the limit would.
+ *
  * The counters (XDP_FLOW_COUNTERS_NAME). TC and nftables ask for a rule's
  * counters under their locks, for every rule of a dump; the module reads
  * them from the map, so no stats request waits for the helper, and the
@@ -44,6 +49,8 @@
 /* Guards the maps held. */
 static DEFINE_MUTEX(xdp_flow_dp_lock);
 static struct bpf_map *xdp_flow_gate_map;
+/* Also under xdp_flow_gate_lock, which xdp_flow_gate_hold() takes. */
+static struct bpf_map *xdp_flow_held_map;
 static struct bpf_map *xdp_flow_counters_map;
 static struct bpf_map *xdp_flow_peers_map;
 static struct bpf_map *xdp_flow_egress_map;
@@ -74,6 +81,14 @@ static bool xdp_flow_gate_is_ours(const struct bpf_map *map)
 	       map->key_size == sizeof(u32) && map->value_size == sizeof(u64) &&
 	       map->max_entries == 1 &&
 	       !strncmp(map->name, XDP_FLOW_GATE_NAME, sizeof(map->name));
+}
+
+static bool xdp_flow_held_is_ours(const struct bpf_map *map)
+{
+	return map->map_type == BPF_MAP_TYPE_ARRAY &&
+	       map->key_size == sizeof(u32) && map->value_size == sizeof(u32) &&
+	       map->max_entries >= xdp_flow_max_rules() &&
+	       !strncmp(map->name, XDP_FLOW_HELD_NAME, sizeof(map->name));
 }
 
 /* An array of maps whose slots hold per-CPU arrays of counters. */
@@ -177,8 +192,8 @@ static struct bpf_map *xdp_flow_dp_tc_map(int tc_prog_fd,
 }
 
 /**
- * xdp_flow_dp_maps_take() - take the gate, the counters, the egress, the
- *	peers and the ingress from the helper's programs
+ * xdp_flow_dp_maps_take() - take the gate, the held rules, the counters,
+ *	the egress, the peers and the ingress from the helper's programs
  * @prog_fd: the helper's XDP program, a descriptor of the calling process
  * @tc_prog_fd: its TC program, or -1
  * @tx_taken: set when an egress, peers or ingress map was taken: the
@@ -189,12 +204,12 @@ static struct bpf_map *xdp_flow_dp_tc_map(int tc_prog_fd,
  * module gave it last. Maps the programs do not have are not replaced.
  *
  * Return: 0, or a negative errno when @prog_fd is no program of ours or
- * lacks the gate or the counters.
+ * lacks the gate, the held rules or the counters.
  */
 int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd, bool *tx_taken)
 {
-	struct bpf_map *gate, *counters, *egress, *peers, *ingress;
-	struct bpf_map *old_gate = NULL;
+	struct bpf_map *gate, *held, *counters, *egress, *peers, *ingress;
+	struct bpf_map *old_gate = NULL, *old_held = NULL;
 	struct bpf_prog *prog;
 	u32 zero = 0;
 	u64 *word = NULL;
@@ -203,6 +218,7 @@ int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd, bool *tx_taken)
 	if (IS_ERR(prog))
 		return PTR_ERR(prog);
 	gate = xdp_flow_prog_map(prog, xdp_flow_gate_is_ours);
+	held = xdp_flow_prog_map(prog, xdp_flow_held_is_ours);
 	counters = xdp_flow_prog_map(prog, xdp_flow_counters_are_ours);
 	egress = xdp_flow_prog_map(prog, xdp_flow_egress_is_ours);
 	bpf_prog_put(prog);
@@ -227,9 +243,17 @@ int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd, bool *tx_taken)
 		xdp_flow_gate_write();
 		spin_unlock_bh(&xdp_flow_gate_lock);
 	}
+	if (held) {
+		old_held = xdp_flow_held_map;
+		spin_lock_bh(&xdp_flow_gate_lock);
+		xdp_flow_held_map = held;
+		spin_unlock_bh(&xdp_flow_gate_lock);
+	}
 	mutex_unlock(&xdp_flow_dp_lock);
 	if (old_gate)
 		bpf_map_put(old_gate);
+	if (old_held)
+		bpf_map_put(old_held);
 	peers = xdp_flow_dp_tc_map(tc_prog_fd, xdp_flow_peers_are_ours);
 	ingress = xdp_flow_dp_tc_map(tc_prog_fd, xdp_flow_ingress_is_ours);
 	xdp_flow_dp_hold(&xdp_flow_counters_map, counters);
@@ -237,7 +261,7 @@ int xdp_flow_dp_maps_take(u32 prog_fd, int tc_prog_fd, bool *tx_taken)
 	xdp_flow_dp_hold(&xdp_flow_peers_map, peers);
 	xdp_flow_dp_hold(&xdp_flow_ingress_map, ingress);
 	*tx_taken = egress || peers || ingress;
-	return gate && counters ? 0 : -ENOENT;
+	return gate && held && counters ? 0 : -ENOENT;
 }
 
 /*
@@ -484,6 +508,29 @@ void xdp_flow_gate_limit_set(u64 order)
 }
 
 /**
+ * xdp_flow_gate_hold() - hold a rule back by itself, or let it go
+ * @id: the rule id
+ * @hold: one more change holds it (true), or one less (false)
+ *
+ * While the gate is not open (a limit is set), frames of a rule some
+ * change holds go to the stack. May be called in any context but hard IRQ.
+ */
+void xdp_flow_gate_hold(u32 id, bool hold)
+{
+	u32 *count = NULL;
+
+	spin_lock_bh(&xdp_flow_gate_lock);
+	/* An array's lookup is the value's address, in any context. */
+	if (xdp_flow_held_map)
+		count = xdp_flow_held_map->ops->map_lookup_elem(xdp_flow_held_map,
+								&id);
+	/* A map taken since the change began starts at 0. */
+	if (count && (hold || *count))
+		WRITE_ONCE(*count, hold ? *count + 1 : *count - 1);
+	spin_unlock_bh(&xdp_flow_gate_lock);
+}
+
+/**
  * xdp_flow_gate_is_closed() - whether every frame goes to the stack
  *
  * Return: true while the gate is closed.
@@ -498,12 +545,18 @@ bool xdp_flow_gate_is_closed(void)
  */
 void xdp_flow_dp_maps_release(void)
 {
+	struct bpf_map *held;
+
 	mutex_lock(&xdp_flow_dp_lock);
 	spin_lock_bh(&xdp_flow_gate_lock);
 	xdp_flow_gate_word = NULL;
+	held = xdp_flow_held_map;
+	xdp_flow_held_map = NULL;
 	spin_unlock_bh(&xdp_flow_gate_lock);
 	if (xdp_flow_gate_map)
 		bpf_map_put(xdp_flow_gate_map);
+	if (held)
+		bpf_map_put(held);
 	if (xdp_flow_counters_map)
 		bpf_map_put(xdp_flow_counters_map);
 	if (xdp_flow_peers_map)

@@ -185,6 +185,13 @@ void xdp_flow_entry_refused(struct xdp_flow_entry *entry, int err)
  * there marks the connection in the datapath). After a grace period every
  * such frame is through the flowtable's hook; a torn down flow becomes a
  * software rule, so that XDP never forwards the frames after its FIN.
+ *
+ * A flowtable's flows never overlap, and all of one flowtable have one
+ * order: a limit at a flow's order would send the flowtable's every frame
+ * to the stack while any flow comes or goes, which on a router is all the
+ * time. A flow's change holds that flow back by itself instead
+ * (xdp_flow_gate_hold()), and the limit holds only what comes after the
+ * flowtable's hook (see xdp_flow_flight_limit()).
  */
 
 /**
@@ -194,6 +201,7 @@ void xdp_flow_entry_refused(struct xdp_flow_entry *entry, int err)
  * @entry: RULE_ADD: the rule, until it is freed
  * @id: the rule id; RULE_DEL: given back once the rule is out
  * @cmd: XDP_FLOW_CMD_RULE_ADD or XDP_FLOW_CMD_RULE_DEL
+ * @held: it holds rule @id back by itself (a flowtable's flow)
  * @err: the helper's answer
  */
 struct xdp_flow_flight {
@@ -201,6 +209,7 @@ struct xdp_flow_flight {
 	struct xdp_flow_entry *entry;
 	u32 id;
 	u8 cmd;
+	bool held;
 	int err;
 };
 
@@ -225,6 +234,8 @@ static void xdp_flow_flight_end_locked(struct xdp_flow_flight *fl)
 	list_del(&fl->list);
 	if (fl->entry)
 		fl->entry->flight = NULL;
+	if (fl->held)
+		xdp_flow_gate_hold(fl->id, false);
 	if (WARN_ON_ONCE(!xdp_flow_unsettled) || --xdp_flow_unsettled)
 		return;
 	xdp_flow_flight_min = XDP_FLOW_NO_LIMIT;
@@ -282,9 +293,10 @@ static void xdp_flow_flight_done(void *arg, int err)
 		return;
 	}
 	if (!err || (gone && fl->cmd == XDP_FLOW_CMD_RULE_ADD)) {
+		/* Let go of the id only once nothing holds it. */
+		xdp_flow_flight_end_locked(fl);
 		if (fl->cmd == XDP_FLOW_CMD_RULE_DEL)
 			xdp_flow_id_free(fl->id);
-		xdp_flow_flight_end_locked(fl);
 		spin_unlock_bh(&xdp_flow_flight_lock);
 		kfree(fl);
 		return;
@@ -293,6 +305,25 @@ static void xdp_flow_flight_done(void *arg, int err)
 	list_add_tail(&fl->list, &xdp_flow_flights_refused);
 	spin_unlock_bh(&xdp_flow_flight_lock);
 	queue_work(system_long_wq, &xdp_flow_flights_work);
+}
+
+/* The limit of a flight that holds its rule back by itself, and no other. */
+#define XDP_FLOW_HELD_ONLY	(XDP_FLOW_NO_LIMIT - 1)
+
+/*
+ * The lowest order XDP may not act on while @cmd of @entry is in flight.
+ * A flowtable's flow is held back by itself (xdp_flow_gate_hold()); until
+ * it comes, the frames it would take could meet a rule after the
+ * flowtable's hook, of a higher prio: those wait. No flowtable rule
+ * overlaps another, nor the others of their order.
+ */
+static u64 xdp_flow_flight_limit(u8 cmd, const struct xdp_flow_entry *entry)
+{
+	if (!entry->binding->ft)
+		return entry->rule.order;
+	if (cmd == XDP_FLOW_CMD_RULE_DEL)
+		return XDP_FLOW_HELD_ONLY;
+	return (entry->rule.order | U32_MAX) + 1;
 }
 
 /*
@@ -305,6 +336,7 @@ static struct xdp_flow_flight *xdp_flow_flight_new(u8 cmd,
 						   struct xdp_flow_entry *entry)
 {
 	struct xdp_flow_flight *fl;
+	u64 limit = xdp_flow_flight_limit(cmd, entry);
 
 	fl = kzalloc_obj(*fl, GFP_KERNEL);
 	if (!fl)
@@ -312,7 +344,11 @@ static struct xdp_flow_flight *xdp_flow_flight_new(u8 cmd,
 	INIT_LIST_HEAD(&fl->list);
 	fl->cmd = cmd;
 	fl->id = entry->rule.id;
+	fl->held = entry->binding->ft;
 	spin_lock_bh(&xdp_flow_flight_lock);
+	/* Held before the limit tells XDP to look. */
+	if (fl->held)
+		xdp_flow_gate_hold(fl->id, true);
 	if (cmd == XDP_FLOW_CMD_RULE_ADD) {
 		/* An earlier RULE_ADD of it not settled yet (a flowtable's
 		 * flow waiting for its check when a replay puts it in again)
@@ -324,8 +360,8 @@ static struct xdp_flow_flight *xdp_flow_flight_new(u8 cmd,
 		entry->flight = fl;
 	}
 	xdp_flow_unsettled++;
-	if (entry->rule.order < xdp_flow_flight_min) {
-		xdp_flow_flight_min = entry->rule.order;
+	if (limit < xdp_flow_flight_min) {
+		xdp_flow_flight_min = limit;
 		xdp_flow_gate_limit_set(xdp_flow_flight_min);
 	}
 	spin_unlock_bh(&xdp_flow_flight_lock);

@@ -575,6 +575,7 @@ void xdp_flow_gate_set(bool closed);
 /* No gate limit: XDP may act on rules of any order. */
 #define XDP_FLOW_NO_LIMIT	U64_MAX
 void xdp_flow_gate_limit_set(u64 order);
+void xdp_flow_gate_hold(u32 id, bool hold);
 bool xdp_flow_gate_is_closed(void);
 void xdp_flow_dp_maps_release(void);
 int xdp_flow_dp_peer_write(u32 ifindex, const union xdp_flow_peer *peer);

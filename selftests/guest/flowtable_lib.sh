@@ -57,11 +57,14 @@ ft_require()
 }
 
 # ft_rules <dev> [jq condition]: the flowtable rules xdp-flow show lists
-# on <dev> in XDP (those that meet the condition).
+# on <dev> in XDP, and no longer in flight (those that meet the
+# condition): a flow's change in flight holds it back until the module
+# has checked it (net/xdp_flow/install.c).
 ft_rules()
 {
 	timeout 20 "$XF_CLI" -j show dev "$1" |
-		jq "[.[] | select(.source == \"flowtable\" and (.software | not)) |
+		jq "[.[] | select(.source == \"flowtable\" and (.software | not) and
+				 (.in_flight | not)) |
 		     select(${2:-true})] | length"
 }
 

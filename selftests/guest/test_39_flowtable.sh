@@ -42,7 +42,16 @@ N=40
 T=$FT_TABLE
 
 TMPD=$FT_TMPD
-trap ft_cleanup EXIT
+HELPER=
+TIMEOUT_MS=
+cleanup()
+{
+	[ -n "$HELPER" ] && kill -CONT "$HELPER" 2>/dev/null
+	[ -n "$TIMEOUT_MS" ] &&
+		echo "$TIMEOUT_MS" >/sys/module/xdp_flow/parameters/helper_timeout_ms
+	ft_cleanup
+}
+trap cleanup EXIT
 
 ft_require
 xf_test_setup || exit 1
@@ -219,6 +228,42 @@ check_err $? "the VLAN connection is not in XDP: $n0 rules on xfv0, $n1 on xfv1"
 udp_way xfa xfb 10.0.4.1 5005 4005 xfv0 '.key.src_port == 4005'
 udp_way xfb xfa 10.0.1.1 4005 5005 xfv1 '.key.dst_port == 4005'
 log_test "UDP over VLAN 10 on xfv1: $N packets each way (tag pushed, then matched and popped), checksums good, all counted in XDP"
+
+RET=0
+# A flow that comes holds back only itself. With the helper stopped, a
+# new connection's offers stay in flight: the flows already in XDP go on
+# there (all of one flowtable have one order, and a limit at it would
+# send them all to the stack while any flow comes or goes), the new one's
+# frames take the stack until the helper has it.
+udp_flow 4008 5008 10.0.2.1 10.0.2.254
+check_err $? "cannot send the first packets of the connection from port 4008"
+n0=$(wait_value 1 $((10 * XF_PACE)) ft_rules xfv0 '.key.src_port == 4008')
+check_err $? "the connection from port 4008 is not in XDP on xfv0"
+n1=$(wait_value 1 $((10 * XF_PACE)) ft_rules xfv1 '.key.dst_port == 4008')
+check_err $? "the connection from port 4008 is not in XDP on xfv1"
+TIMEOUT_MS=$(cat /sys/module/xdp_flow/parameters/helper_timeout_ms)
+echo 60000 >/sys/module/xdp_flow/parameters/helper_timeout_ms
+HELPER=$(xf_status_get .helper_pid)
+kill -STOP "$HELPER"
+check_err $? "cannot stop the helper (pid $HELPER)"
+# (xdp-flow wait, before each send, would wait for the helper)
+XF_NO_SETTLE=1 udp_flow 4009 5009 10.0.2.1 10.0.2.254
+check_err $? "cannot send the first packets from port 4009 (helper stopped)"
+fl=$(wait_value 2 $((10 * XF_PACE)) xf_status_get .in_flight)
+check_err $? "the new connection's two offers are not in flight: ${fl:-none}"
+XF_NO_SETTLE=1 udp_way xfa xfb 10.0.2.1 5008 4008 xfv0 '.key.src_port == 4008'
+XF_NO_SETTLE=1 udp_way xfb xfa 10.0.2.254 4008 5008 xfv1 '.key.dst_port == 4008'
+XF_NO_SETTLE=1 send_expect xfa 10.0.2.1 $N 5009 18 4009 -- \
+	"fn:ft_packets/xfv0/udp/packets/.key.src_port == 4009+0" \
+	"fn:snmp/xfb/UdpNoPorts+$N"
+kill -CONT "$HELPER"
+HELPER=
+echo "$TIMEOUT_MS" >/sys/module/xdp_flow/parameters/helper_timeout_ms
+TIMEOUT_MS=
+n0=$(wait_value 1 $((10 * XF_PACE)) ft_rules xfv0 '.key.src_port == 4009')
+check_err $? "the helper on again, the connection from port 4009 is not in XDP on xfv0"
+udp_way xfa xfb 10.0.2.1 5009 4009 xfv0 '.key.src_port == 4009'
+log_test "helper stopped, a new connection's offers in flight: an established one's $N packets each way all counted in XDP, the new one's $N reach xfb through the stack, then through XDP"
 
 RET=0
 # What the software path leaves to the stack: TTL 1 (the stack answers

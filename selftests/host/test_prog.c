@@ -707,6 +707,16 @@ static void gate_set(__u64 word)
 		fail("cannot write the gate: %s", strerror(errno));
 }
 
+/* The module's count of changes in flight that hold rule @id back by
+ * itself (xf_held).
+ */
+static void held_set(__u32 id, __u32 count)
+{
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.xf_held), &id, &count,
+				BPF_ANY))
+		fail("cannot write xf_held: %s", strerror(errno));
+}
+
 /* The module's entry for IFINDEX in xf_egress: a redirect there may go
  * to its ndo_xdp_xmit (@empty), or goes to the stack.
  */
@@ -1013,6 +1023,24 @@ static void test_gate(void)
 	gate_set(XDP_FLOW_GATE_OPEN);
 	expect("open again", &h, XDP_DROP, 3, 1, tcb(&h));
 	log_test("the gate's limit: rules from its order on go to the stack");
+
+	/* A rule held by itself (a flowtable's flow in flight): to the stack
+	 * while the gate is not open, the others, after it too, go on.
+	 */
+	held_set(2, 1);
+	expect("held, gate open", &g, XDP_DROP, 2, 1, tcb(&g));
+	gate_set(~0ULL);	/* a limit no order reaches */
+	expect("held", &g, XDP_PASS, 2, 0, 0);
+	expect("held: a rule before it", &f, XDP_DROP, 1, 1, tcb(&f));
+	expect("held: a rule after it", &h, XDP_DROP, 3, 1, tcb(&h));
+	gate_set((7ULL << 32) + 1);
+	expect("held, and a limit after it", &g, XDP_PASS, 2, 0, 0);
+	expect("held, and a limit after it: the rule at the limit", &h,
+	       XDP_PASS, 3, 0, 0);
+	held_set(2, 0);
+	expect("let go, the limit after it", &g, XDP_DROP, 2, 1, tcb(&g));
+	gate_set(XDP_FLOW_GATE_OPEN);
+	log_test("the held rules: one held rule to the stack while the gate is not open");
 	del_all();
 }
 

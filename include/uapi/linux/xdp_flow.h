@@ -85,7 +85,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	18
+#define XDP_FLOW_ABI_VERSION	19
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 /*
@@ -139,6 +139,17 @@
 #define XDP_FLOW_GATE_NAME	"xf_gate"
 #define XDP_FLOW_GATE_OPEN	0ULL
 #define XDP_FLOW_GATE_CLOSED	1ULL
+
+/*
+ * The held rules: a map of the XDP program (an array of __u32 by rule id,
+ * at least as many as rule ids) that only the module writes, found like
+ * the gate. While the gate is not open, a frame whose rule's entry is not
+ * 0 goes to the stack too, whatever the rule's order. The module holds
+ * back a flowtable's flow that way while its change is in flight: such
+ * flows never overlap, so that the others, of the same order, go on in
+ * XDP. The entry counts the changes in flight that hold the rule.
+ */
+#define XDP_FLOW_HELD_NAME	"xf_held"
 
 /*
  * The counters: struct xdp_flow_counter per rule id and CPU. The XDP
