@@ -15,6 +15,7 @@ costs 0.1 to 1 s in the emulated guest.
 import os
 import time
 
+from benchstats import median, ratio
 from xfpy import ROOT
 from xfpy.net import ip_batch, ip_forward
 from xfpy.ovs import Ovs
@@ -209,6 +210,47 @@ def iperf3_rounds(ctx, section, cfgs, reps, why, server, topology,
         if srv:
             srv.stop()
         cleanup(ctx)
+
+
+def rate_table(out, section, cfgs, res, why, base, extra=()):
+    """The summary table and the CSV figures of a section of
+    tcp_udp_run()s: for each configuration of cfgs, the medians of its
+    runs in res ("tcp", "in", "sent", and "dlv" where the section counts
+    it), their ratios to configuration base's, then the extra columns,
+    (title, width, fn) each: fn(cfg) gives the cell (and may write CSV
+    rows and notes of its own). A configuration without a figure is "not
+    measured", with why's reason."""
+    sm, csv = out.sum, out.csv
+    wc = max([len("config")] + [len(c) for c in cfgs])
+    sm("  %-*s %9s %6s %10s %6s %10s" % (
+        wc, "config", "tcp Gb/s", "ratio", "udp pps", "ratio", "sent") +
+       "".join(" %*s" % (w, t) for t, w, _ in extra))
+    med = {c: {w: median(res[c].get(w, [])) for w in ("tcp", "in", "dlv",
+                                                       "sent")}
+           for c in cfgs if c in res}
+    ref = med.get(base, {})
+    for c in cfgs:
+        m = med.get(c)
+        if m is None or (m["tcp"] is None and m["in"] is None):
+            csv(section, c, "measured", 0, "flag")
+            sm("  %-*s not measured: %s"
+               % (wc, c, why.get(c, "every run failed")))
+            continue
+        csv(section, c, "measured", 1, "flag")
+        csv(section, c, "tcp_gbps", m["tcp"], "Gbit/s")
+        csv(section, c, "udp_pps", m["in"], "pps")
+        if "dlv" in res[c]:
+            csv(section, c, "udp_delivered_pps", m["dlv"], "pps")
+        csv(section, c, "udp_sent_pps", m["sent"], "pps")
+        rt = ratio(m["tcp"], ref.get("tcp"))
+        ru = ratio(m["in"], ref.get("in"))
+        csv(section, c, "tcp_ratio_to_" + base, rt, "ratio")
+        csv(section, c, "udp_ratio_to_" + base, ru, "ratio")
+        sm("  %-*s %9.3f %6s %10.0f %6s %10.0f" % (
+            wc, c, m["tcp"] or 0, "-" if rt is None else "%.2f" % rt,
+            m["in"] or 0, "-" if ru is None else "%.2f" % ru,
+            m["sent"] or 0) +
+           "".join(" %*s" % (w, fn(c)) for _, w, fn in extra))
 
 
 # ------------------------------------------------------------ the run

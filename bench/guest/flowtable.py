@@ -38,8 +38,7 @@ flowtable, left to the stack).
 
 import os
 
-from benchstats import median, ratio
-from guest.common import PIN, iperf3_rounds, tcp_udp_run
+from guest.common import PIN, iperf3_rounds, rate_table, tcp_udp_run
 from xfpy.net import (devs_del, ip_batch, netns_del, netns_fresh, udp_layer,
                       v6_off)
 from xfpy.proc import Failed, must, run, run_json
@@ -251,36 +250,13 @@ def run_section(ctx):
 
 def report(ctx, cfgs, res, why):
     out, k = ctx.out, ctx.knobs
-    sm, csv = out.sum, out.csv
-    sm()
-    sm("flowtable: iperf3 tcp and %d-byte udp (64-byte frames) from %s "
-       "through a router (masquerade) to %s;" % (UDP_LEN, A, B))
-    sm("  median of %d x %gs; ratio: to forward (conntrack and NAT, no "
-       "flowtable)" % (k.ft_reps, k.ft_secs))
-    sm("  %-13s %9s %6s %10s %6s %10s  %s" % (
-        "config", "tcp Gb/s", "ratio", "udp pps", "ratio", "sent", "check"))
-    med = {c: {w: median(res[c][w]) for w in ("tcp", "in", "sent")}
-           for c in cfgs}
-    base = med.get("forward", {})
-    for c in CONFIGS:
-        if c not in med or (med[c]["tcp"] is None and med[c]["in"] is None):
-            csv("flowtable", c, "measured", 0, "flag")
-            sm("  %-13s not measured: %s" % (c, why.get(c, "every run "
-                                                         "failed")))
-            continue
-        m = med[c]
-        csv("flowtable", c, "measured", 1, "flag")
-        csv("flowtable", c, "tcp_gbps", m["tcp"], "Gbit/s")
-        csv("flowtable", c, "udp_pps", m["in"], "pps")
-        csv("flowtable", c, "udp_sent_pps", m["sent"], "pps")
-        rt = ratio(m["tcp"], base.get("tcp"))
-        ru = ratio(m["in"], base.get("in"))
-        csv("flowtable", c, "tcp_ratio_to_forward", rt, "ratio")
-        csv("flowtable", c, "udp_ratio_to_forward", ru, "ratio")
-        sm("  %-13s %9.3f %6s %10.0f %6s %10.0f  %s" % (
-            c, m["tcp"] or 0, "-" if rt is None else "%.2f" % rt,
-            m["in"] or 0, "-" if ru is None else "%.2f" % ru,
-            m["sent"] or 0, check(out, c, res[c])))
+    out.sum()
+    out.sum("flowtable: iperf3 tcp and %d-byte udp (64-byte frames) from "
+            "%s through a router (masquerade) to %s;" % (UDP_LEN, A, B))
+    out.sum("  median of %d x %gs; ratio: to forward (conntrack and NAT, "
+            "no flowtable)" % (k.ft_reps, k.ft_secs))
+    rate_table(out, "flowtable", CONFIGS, res, why, "forward",
+               [("check", -5, lambda c: check(out, c, res[c]))])
 
 
 def check(out, cfg, c):

@@ -34,8 +34,8 @@ bpf_redirect_peer X's count stays (nearly) still while P receives, and
 with a plain redirect it moves with P's.
 """
 
-from benchstats import median, ratio
-from guest.common import iperf3_rounds, tcp_udp_run
+from benchstats import ratio
+from guest.common import iperf3_rounds, rate_table, tcp_udp_run
 from xfpy.net import (devs_del, ip_batch, link_stats, netns_del, netns_fresh,
                       udp_layer, v6_off)
 from xfpy.proc import Failed, must, run
@@ -213,37 +213,16 @@ def check(out, cfg, c):
 
 def report(ctx, cfgs, res, why):
     out, k = ctx.out, ctx.knobs
-    sm, csv = out.sum, out.csv
-    sm()
-    sm("peer: iperf3 tcp and %d-byte udp (64-byte frames) from xfbp_tx "
-       "through D, redirected by TC to X," % UDP_LEN)
-    sm("  delivered to P in xfbp_ct; median of %d x %gs; ratio: to "
-       "tc_flower; X tx/P rx: X's transmits a frame P received"
-       % (k.peer_reps, k.peer_secs))
-    sm("  %-17s %9s %6s %10s %6s %10s %10s %8s" % (
-        "config", "tcp Gb/s", "ratio", "udp pps", "ratio", "sent",
-        "rule pkts", "X tx/P rx"))
-    med = {c: {w: median(res[c][w]) for w in ("tcp", "in", "dlv", "sent")}
-           for c in cfgs}
-    for c in cfgs:
-        m = med[c]
-        if m["tcp"] is None and m["in"] is None:
-            csv("peer", c, "measured", 0, "flag")
-            sm("  %-17s not measured: %s"
-               % (c, why.get(c, "every run failed")))
-            continue
-        csv("peer", c, "measured", 1, "flag")
-        csv("peer", c, "tcp_gbps", m["tcp"], "Gbit/s")
-        csv("peer", c, "udp_pps", m["in"], "pps")
-        csv("peer", c, "udp_delivered_pps", m["dlv"], "pps")
-        csv("peer", c, "udp_sent_pps", m["sent"], "pps")
-        csv("peer", c, "rule_pkts", res[c]["rule"], "count")
-        rt = ratio(m["tcp"], med["tc_flower"]["tcp"])
-        ru = ratio(m["in"], med["tc_flower"]["in"])
-        csv("peer", c, "tcp_ratio_to_tc_flower", rt, "ratio")
-        csv("peer", c, "udp_ratio_to_tc_flower", ru, "ratio")
-        per = check(out, c, res[c])
-        sm("  %-17s %9.3f %6s %10.0f %6s %10.0f %10d %8s" % (
-            c, m["tcp"] or 0, "-" if rt is None else "%.2f" % rt,
-            m["in"] or 0, "-" if ru is None else "%.2f" % ru,
-            m["sent"] or 0, res[c]["rule"], per))
+    out.sum()
+    out.sum("peer: iperf3 tcp and %d-byte udp (64-byte frames) from "
+            "xfbp_tx through D, redirected by TC to X," % UDP_LEN)
+    out.sum("  delivered to P in xfbp_ct; median of %d x %gs; ratio: to "
+            "tc_flower; X tx/P rx: X's transmits a frame P received"
+            % (k.peer_reps, k.peer_secs))
+
+    def rule(c):
+        out.csv("peer", c, "rule_pkts", res[c]["rule"], "count")
+        return str(res[c]["rule"])
+    rate_table(out, "peer", cfgs, res, why, "tc_flower",
+               [("rule pkts", 10, rule),
+                ("X tx/P rx", 8, lambda c: check(out, c, res[c]))])

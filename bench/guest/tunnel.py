@@ -32,8 +32,7 @@ tc_flower's) and its counter moved (the hardware counter with the tc
 hook).
 """
 
-from benchstats import median, ratio
-from guest.common import iperf3_rounds, tcp_udp_run
+from guest.common import iperf3_rounds, rate_table, tcp_udp_run
 from xfpy.net import devs_del, ip_batch, netns_del, netns_fresh, udp_layer, v6_off
 from xfpy.proc import Failed, must, run
 from xfpy.tc import rule_in_hw, rule_packets
@@ -209,39 +208,18 @@ def run_section(ctx):
 
 def report(ctx, cfgs, res, why):
     out, k = ctx.out, ctx.knobs
-    sm, csv = out.sum, out.csv
-    sm()
-    sm("tunnel: iperf3 tcp and %d-byte udp (64-byte inner frames) from "
-       "xfbt_rh over VXLAN to P in xfbt_vm," % UDP_LEN)
-    sm("  decapsulated on the host; median of %d x %gs; ratio: to "
-       "tc_flower" % (k.tunnel_reps, k.tunnel_secs))
-    sm("  %-10s %9s %6s %10s %6s %10s %10s" % (
-        "config", "tcp Gb/s", "ratio", "udp pps", "ratio", "sent",
-        "rule pkts"))
-    med = {c: {w: median(res[c][w]) for w in ("tcp", "in", "dlv", "sent")}
-           for c in cfgs}
-    for c in cfgs:
-        m = med[c]
-        if m["tcp"] is None and m["in"] is None:
-            csv("tunnel", c, "measured", 0, "flag")
-            sm("  %-10s not measured: %s"
-               % (c, why.get(c, "every run failed")))
-            continue
-        csv("tunnel", c, "measured", 1, "flag")
-        csv("tunnel", c, "tcp_gbps", m["tcp"], "Gbit/s")
-        csv("tunnel", c, "udp_pps", m["in"], "pps")
-        csv("tunnel", c, "udp_delivered_pps", m["dlv"], "pps")
-        csv("tunnel", c, "udp_sent_pps", m["sent"], "pps")
-        csv("tunnel", c, "rule_pkts", res[c]["rule"], "count")
-        rt = ratio(m["tcp"], med["tc_flower"]["tcp"])
-        ru = ratio(m["in"], med["tc_flower"]["in"])
-        csv("tunnel", c, "tcp_ratio_to_tc_flower", rt, "ratio")
-        csv("tunnel", c, "udp_ratio_to_tc_flower", ru, "ratio")
+    out.sum()
+    out.sum("tunnel: iperf3 tcp and %d-byte udp (64-byte inner frames) "
+            "from xfbt_rh over VXLAN to P in xfbt_vm," % UDP_LEN)
+    out.sum("  decapsulated on the host; median of %d x %gs; ratio: to "
+            "tc_flower" % (k.tunnel_reps, k.tunnel_secs))
+
+    def rule(c):
+        out.csv("tunnel", c, "rule_pkts", res[c]["rule"], "count")
         if c != "ovs" and not res[c]["rule"]:
             out.note("tunnel", "%s: the decapsulating rule's %s counter "
                      "did not move" % (c, "software" if c == "tc_flower"
                                        else "hardware"))
-        sm("  %-10s %9.3f %6s %10.0f %6s %10.0f %10s" % (
-            c, m["tcp"] or 0, "-" if rt is None else "%.2f" % rt,
-            m["in"] or 0, "-" if ru is None else "%.2f" % ru,
-            m["sent"] or 0, "-" if c == "ovs" else res[c]["rule"]))
+        return "-" if c == "ovs" else str(res[c]["rule"])
+    rate_table(out, "tunnel", cfgs, res, why, "tc_flower",
+               [("rule pkts", 10, rule)])
