@@ -17,7 +17,7 @@
  * The held rules (XDP_FLOW_HELD_NAME), the gate's other half: a count by
  * rule id of the changes in flight that hold that rule back by itself.
  * A flowtable's flows never overlap, so that one flow's change needs not
- * send the others of its order to the stack, as the limit would.
+ * send the flows after it in order to the stack, as the limit would.
  *
  * The counters (XDP_FLOW_COUNTERS_NAME). TC and nftables ask for a rule's
  * counters under their locks, for every rule of a dump; the module reads

@@ -186,12 +186,13 @@ void xdp_flow_entry_refused(struct xdp_flow_entry *entry, int err)
  * such frame is through the flowtable's hook; a torn down flow becomes a
  * software rule, so that XDP never forwards the frames after its FIN.
  *
- * A flowtable's flows never overlap, and all of one flowtable have one
- * order: a limit at a flow's order would send the flowtable's every frame
- * to the stack while any flow comes or goes, which on a router is all the
- * time. A flow's change holds that flow back by itself instead
- * (xdp_flow_gate_hold()), and the limit holds only what comes after the
- * flowtable's hook (see xdp_flow_flight_limit()).
+ * A flowtable's flows never overlap, and each has an order of its own,
+ * after every older flow's (its mask is its own, ranked as it comes): a
+ * limit at a flow's order would send every newer flow's frames to the
+ * stack while the flow goes, or until its check, which on a router is
+ * much of the time. A flow's change holds that flow back by itself
+ * instead (xdp_flow_gate_hold()), and the limit holds only what comes
+ * after the flowtable's hook (see xdp_flow_flight_limit()).
  */
 
 /**
@@ -315,7 +316,7 @@ static void xdp_flow_flight_done(void *arg, int err)
  * A flowtable's flow is held back by itself (xdp_flow_gate_hold()); until
  * it comes, the frames it would take could meet a rule after the
  * flowtable's hook, of a higher prio: those wait. No flowtable rule
- * overlaps another, nor the others of their order.
+ * overlaps another.
  */
 static u64 xdp_flow_flight_limit(u8 cmd, const struct xdp_flow_entry *entry)
 {

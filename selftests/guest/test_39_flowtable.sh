@@ -230,15 +230,22 @@ udp_way xfb xfa 10.0.1.1 4005 5005 xfv1 '.key.dst_port == 4005'
 log_test "UDP over VLAN 10 on xfv1: $N packets each way (tag pushed, then matched and popped), checksums good, all counted in XDP"
 
 RET=0
-# A flow that comes holds back only itself. With the helper stopped, a
-# new connection's offers stay in flight: the flows already in XDP go on
-# there (all of one flowtable have one order, and a limit at it would
-# send them all to the stack while any flow comes or goes), the new one's
-# frames take the stack until the helper has it.
-udp_flow 4008 5008 10.0.2.1 10.0.2.254
-check_err $? "cannot send the first packets of the connection from port 4008"
-n0=$(wait_value 1 $((10 * XF_PACE)) ft_rules xfv0 '.key.src_port == 4008')
-check_err $? "the connection from port 4008 is not in XDP on xfv0"
+# A flow that comes or goes holds back only itself. Each flow of a
+# flowtable has an order of its own, later for a later flow, and a limit
+# at a flow's order held back every flow after it: while an older flow
+# went (its RULE_DEL until the helper's answer), the newer ones went to
+# the stack (CI: 9 of 40 datagrams of the VLAN flow above). With the
+# helper stopped, changes stay in flight: an older connection's flow
+# deleted (its conntrack entry gone, the flowtable takes the flow out)
+# and a new connection's offered, the flow between them goes on in XDP;
+# the new one's frames take the stack until the helper has it.
+udp_flow 4007 5007 10.0.2.1 10.0.2.254 &&
+	udp_flow 4008 5008 10.0.2.1 10.0.2.254
+check_err $? "cannot send the first packets from ports 4007 and 4008"
+for p in 4007 4008; do
+	n0=$(wait_value 1 $((10 * XF_PACE)) ft_rules xfv0 ".key.src_port == $p")
+	check_err $? "the connection from port $p is not in XDP on xfv0"
+done
 n1=$(wait_value 1 $((10 * XF_PACE)) ft_rules xfv1 '.key.dst_port == 4008')
 check_err $? "the connection from port 4008 is not in XDP on xfv1"
 TIMEOUT_MS=$(cat /sys/module/xdp_flow/parameters/helper_timeout_ms)
@@ -246,11 +253,15 @@ echo 60000 >/sys/module/xdp_flow/parameters/helper_timeout_ms
 HELPER=$(xf_status_get .helper_pid)
 kill -STOP "$HELPER"
 check_err $? "cannot stop the helper (pid $HELPER)"
+conntrack -D -p udp --orig-port-src 4007 >/dev/null 2>&1
+check_err $? "cannot delete the conntrack entry of port 4007"
+fl=$(wait_value 2 $((10 * XF_PACE)) xf_status_get .in_flight)
+check_err $? "the flow of port 4007 is not on its way out (both ways): ${fl:-none} changes in flight"
 # (xdp-flow wait, before each send, would wait for the helper)
 XF_NO_SETTLE=1 udp_flow 4009 5009 10.0.2.1 10.0.2.254
 check_err $? "cannot send the first packets from port 4009 (helper stopped)"
-fl=$(wait_value 2 $((10 * XF_PACE)) xf_status_get .in_flight)
-check_err $? "the new connection's two offers are not in flight: ${fl:-none}"
+fl=$(wait_value 4 $((10 * XF_PACE)) xf_status_get .in_flight)
+check_err $? "the new connection's two offers are not in flight too: ${fl:-none} changes in flight"
 XF_NO_SETTLE=1 udp_way xfa xfb 10.0.2.1 5008 4008 xfv0 '.key.src_port == 4008'
 XF_NO_SETTLE=1 udp_way xfb xfa 10.0.2.254 4008 5008 xfv1 '.key.dst_port == 4008'
 XF_NO_SETTLE=1 send_expect xfa 10.0.2.1 $N 5009 18 4009 -- \
@@ -263,7 +274,7 @@ TIMEOUT_MS=
 n0=$(wait_value 1 $((10 * XF_PACE)) ft_rules xfv0 '.key.src_port == 4009')
 check_err $? "the helper on again, the connection from port 4009 is not in XDP on xfv0"
 udp_way xfa xfb 10.0.2.1 5009 4009 xfv0 '.key.src_port == 4009'
-log_test "helper stopped, a new connection's offers in flight: an established one's $N packets each way all counted in XDP, the new one's $N reach xfb through the stack, then through XDP"
+log_test "helper stopped, an older flow on its way out and a new one's offers in flight: the flow between them has its $N packets each way all counted in XDP, the new one's $N reach xfb through the stack, then through XDP"
 
 RET=0
 # What the software path leaves to the stack: TTL 1 (the stack answers

@@ -146,8 +146,9 @@
  * the gate. While the gate is not open, a frame whose rule's entry is not
  * 0 goes to the stack too, whatever the rule's order. The module holds
  * back a flowtable's flow that way while its change is in flight: such
- * flows never overlap, so that the others, of the same order, go on in
- * XDP. The entry counts the changes in flight that hold the rule.
+ * flows never overlap, so that the others, newer flows (of later orders)
+ * too, go on in XDP. The entry counts the changes in flight that hold
+ * the rule.
  */
 #define XDP_FLOW_HELD_NAME	"xf_held"
 
