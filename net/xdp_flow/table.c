@@ -583,7 +583,11 @@ u64 xdp_flow_order(const struct xdp_flow_entry *entry)
 	if (entry->binding->ft)
 		prio = XDP_FLOW_ORDER_NFT_BASE +
 		       clamp(entry->binding->prio, 0, U16_MAX + 1);
-	return (prio << 32) | ((u64)entry->mask->rank << 1) |
+	/* A flowtable's flows bring a mask each, and its binding's ranks
+	 * grow with them: they wrap within their 31 bits, never into the
+	 * prio's. (Its flows never overlap: their ranks need no order.)
+	 */
+	return (prio << 32) | ((u64)(entry->mask->rank & (U32_MAX >> 1)) << 1) |
 	       (entry->kind == XDP_FLOW_ENTRY_OFFLOAD);
 }
 
