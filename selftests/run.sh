@@ -25,7 +25,7 @@
 #   XF_SKIP_BUILD=1      skip build.sh
 #   XF_LANES=n           guests booted at once (default 3)
 #   XF_TEST_TIMEOUT=s    per guest test (default 1200)
-#   XF_GUEST_TIMEOUT=s   per guest boot (default 3300; patched: 28800)
+#   XF_GUEST_TIMEOUT=s   per guest boot (default 4500; patched: 28800)
 
 set -u
 XF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
