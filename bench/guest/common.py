@@ -192,11 +192,12 @@ def round_robin(out, section, cfgs, reps, why, up, one_run, down):
 
 
 def iperf3_rounds(ctx, section, cfgs, reps, why, server, topology,
-                  cleanup, up, one_run, down):
+                  cleanup, up, one_run, down, res):
     """A section of rounds through a router: topology(), IPv4 forwarding
     on, an iperf3 server at server (namespace, address, port), then
-    round_robin() over up(ctx, cfg), one_run(ctx, cfg, r, srv), down(ctx);
-    the server stopped and cleanup(ctx) run however it ends."""
+    round_robin() over up(ctx, cfg), one_run(ctx, cfg, r, srv, res[cfg])
+    (the configuration's results), down(ctx); the server stopped and
+    cleanup(ctx) run however it ends."""
     srv = None
     try:
         topology()
@@ -204,7 +205,7 @@ def iperf3_rounds(ctx, section, cfgs, reps, why, server, topology,
             srv = Iperf3Server(*server)
             round_robin(ctx.out, section, cfgs, reps, why,
                         lambda cfg: up(ctx, cfg),
-                        lambda cfg, r: one_run(ctx, cfg, r, srv),
+                        lambda cfg, r: one_run(ctx, cfg, r, srv, res[cfg]),
                         lambda: down(ctx))
     finally:
         if srv:

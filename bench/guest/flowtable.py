@@ -242,9 +242,7 @@ def run_section(ctx):
     res = {c: {"tcp": [], "in": [], "sent": [], "xdp": 0} for c in cfgs}
     iperf3_rounds(ctx, "flowtable", cfgs, k.ft_reps, why, (B, B_IP, PORT),
                   topology, cleanup, up,
-                  lambda ctx, cfg, r, srv: one_run(ctx, cfg, r, srv,
-                                                   res[cfg]),
-                  down)
+                  one_run, down, res)
     report(ctx, cfgs, res, why)
 
 

@@ -179,9 +179,7 @@ def run_section(ctx):
         cleanup(ctx)
         iperf3_rounds(ctx, "peer", cfgs, k.peer_reps, why,
                       (CT, P_IP, PORT), topology, cleanup, up,
-                      lambda ctx, cfg, r, srv: one_run(ctx, cfg, r, srv,
-                                                       res[cfg]),
-                      down)
+                      one_run, down, res)
     finally:
         if saved is not None:
             try:

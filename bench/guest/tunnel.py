@@ -200,9 +200,7 @@ def run_section(ctx):
     cleanup(ctx)
     iperf3_rounds(ctx, "tunnel", cfgs, k.tunnel_reps, why, (VM, P_IP, PORT),
                   topology, cleanup, up,
-                  lambda ctx, cfg, r, srv: one_run(ctx, cfg, r, srv,
-                                                   res[cfg]),
-                  down)
+                  one_run, down, res)
     report(ctx, cfgs, res, why)
 
 
