@@ -31,6 +31,9 @@
 #   - the order of the hooks: a flowtable is refused on a device where an
 #     offloaded chain runs after it; a chain not offloaded before it keeps
 #     the flows in software until it goes.
+#   - a flow's change in flight holds back that flow alone: with the
+#     helper stopped, an older flow on its way out and a newer one on its
+#     way in, the flow between them stays in XDP;
 # Before xdp_flow is enabled on a device, the flowtable cannot be created
 # there with flags offload (no driver takes it), as without xdp_flow.
 
