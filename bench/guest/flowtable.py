@@ -241,8 +241,7 @@ def run_section(ctx):
         out.note("flowtable", "%s: not measured: %s" % (c, w))
     res = {c: {"tcp": [], "in": [], "sent": [], "xdp": 0} for c in cfgs}
     iperf3_rounds(ctx, "flowtable", cfgs, k.ft_reps, why, (B, B_IP, PORT),
-                  topology, cleanup, up,
-                  one_run, down, res)
+                  topology, cleanup, up, one_run, down, res)
     report(ctx, cfgs, res, why)
 
 

@@ -178,8 +178,8 @@ def run_section(ctx):
     try:
         cleanup(ctx)
         iperf3_rounds(ctx, "peer", cfgs, k.peer_reps, why,
-                      (CT, P_IP, PORT), topology, cleanup, up,
-                      one_run, down, res)
+                      (CT, P_IP, PORT), topology, cleanup, up, one_run,
+                      down, res)
     finally:
         if saved is not None:
             try:

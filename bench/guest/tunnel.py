@@ -199,8 +199,7 @@ def run_section(ctx):
     why = {}
     cleanup(ctx)
     iperf3_rounds(ctx, "tunnel", cfgs, k.tunnel_reps, why, (VM, P_IP, PORT),
-                  topology, cleanup, up,
-                  one_run, down, res)
+                  topology, cleanup, up, one_run, down, res)
     report(ctx, cfgs, res, why)
 
 
