@@ -15,6 +15,7 @@
  *       [tcp_flags=F[/M]] [frag=F[/M]] [icmp_type=T]
  *       [icmp_code=C] [enc_key_id=K[/M]] [enc_src=A[/len]]
  *       [enc_dst=A[/len]] [enc_tos=T[/M]] [enc_ttl=T[/M]]
+ *       [enc_opt_len=L[/M]] [enc_opts=0x<16 hex digits>[/M]]
  *       action=drop|pass|redirect:<dev|ifindex>|tunnel_unset|...
  *   del id=N      stats [id=N]      hello      sync      shutdown
  *
@@ -74,7 +75,7 @@ static int parse_dev(const char *s, __u32 *ifindex)
 /* "value[/mask]" as a number of @bytes bytes, into big-endian @key/@mask. */
 static int parse_num(const char *s, void *key, void *mask, int bytes)
 {
-	unsigned long long v, m = (1ULL << (8 * bytes)) - 1;
+	unsigned long long v, m = bytes == 8 ? ~0ULL : (1ULL << (8 * bytes)) - 1;
 	const char *slash = strchr(s, '/');
 	char *end;
 	__u8 *k = key, *mk = mask;
@@ -281,6 +282,11 @@ static int parse_enc(const char *name, const char *val, struct xdp_flow_key *k,
 		return parse_num(val, &k->enc_tos, &m->enc_tos, 1);
 	if (!strcmp(name, "ttl"))
 		return parse_num(val, &k->enc_ttl, &m->enc_ttl, 1);
+	if (!strcmp(name, "opt_len"))
+		return parse_num(val, &k->enc_opt_len, &m->enc_opt_len, 1);
+	if (!strcmp(name, "opts"))
+		return parse_num(val, k->enc_opts, m->enc_opts,
+				 XDP_FLOW_ENC_OPTS_LEN);
 	if (strcmp(name, "src") && strcmp(name, "dst"))
 		return -ENOENT;
 	err = parse_ip(val, a, am, &proto);

@@ -29,8 +29,8 @@ static const struct {
 	KEY_FIELD(l4_src), KEY_FIELD(l4_dst), KEY_FIELD(arp_sha),
 	KEY_FIELD(arp_tha), KEY_FIELD(chain), KEY_FIELD(pppoe_sid),
 	KEY_FIELD(ppp_proto), KEY_FIELD(enc_key_id), KEY_FIELD(enc_tos),
-	KEY_FIELD(enc_ttl), KEY_FIELD(enc_addr), KEY_FIELD(enc_src),
-	KEY_FIELD(enc_dst),
+	KEY_FIELD(enc_ttl), KEY_FIELD(enc_addr), KEY_FIELD(enc_opt_len),
+	KEY_FIELD(enc_src), KEY_FIELD(enc_dst), KEY_FIELD(enc_opts),
 };
 
 static const char *key_field_name(size_t off)

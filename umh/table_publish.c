@@ -76,6 +76,21 @@ static __u32 mask_wide(const struct xdp_flow_key *m)
 	return wide;
 }
 
+/* Which tunnel fields the tc hook must read for listed mask @m: the
+ * XDP_FLOW_GEN_* bits of xf_gen[1].
+ */
+static __u64 mask_tun(const struct xdp_flow_dp_mask *m)
+{
+	static const __u8 zero[XDP_FLOW_ENC_OPTS_LEN];
+	__u64 tun = XDP_FLOW_GEN_TUN;
+
+	if (!(m->wide & XDP_FLOW_MASK_TUN))
+		return 0;
+	if (m->mask.enc_opt_len || memcmp(m->mask.enc_opts, zero, sizeof(zero)))
+		tun |= XDP_FLOW_GEN_OPTS;
+	return tun;
+}
+
 static int mask_cmp(const void *a, const void *b)
 {
 	const struct xdp_flow_dp_mask *x = a, *y = b;
@@ -131,15 +146,14 @@ int list_publish(struct table *t)
 	}
 	list->count = n;
 	for (i = 0; i < n; i++)
-		if (list->masks[i].wide & XDP_FLOW_MASK_TUN)
-			tun = XDP_FLOW_GEN_TUN;
-	/* The first mask of a tunnel word: the tc hook reads the metadata
-	 * before any frame can meet the mask (the swap below waits for the
-	 * frames that started without it).
+		tun |= mask_tun(&list->masks[i]);
+	/* The first mask of a tunnel word (or of the options): the tc hook
+	 * reads the metadata (its options) before any frame can meet the
+	 * mask (the swap below waits for the frames that started without).
 	 */
-	if (tun && !t->tun_words) {
-		t->tun_words = tun;
-		__atomic_store_n(&t->gen_map[1], tun, __ATOMIC_RELEASE);
+	if (tun & ~t->tun_words) {
+		t->tun_words |= tun;
+		__atomic_store_n(&t->gen_map[1], t->tun_words, __ATOMIC_RELEASE);
 	}
 	qsort(list->masks, n, sizeof(list->masks[0]), mask_cmp);
 	/*
@@ -165,10 +179,10 @@ int list_publish(struct table *t)
 	if (t->list_fd >= 0)
 		close(t->list_fd);
 	t->list_fd = fd;
-	/* No mask of a tunnel word is listed any more. */
-	if (!tun && t->tun_words) {
-		t->tun_words = 0;
-		__atomic_store_n(&t->gen_map[1], 0, __ATOMIC_RELEASE);
+	/* No mask of a tunnel word (of the options) is listed any more. */
+	if (t->tun_words & ~tun) {
+		t->tun_words = tun;
+		__atomic_store_n(&t->gen_map[1], tun, __ATOMIC_RELEASE);
 	}
 	t->barrier_seq++;
 	for (i = 0; i < XDP_FLOW_MAX_MASKS; i++) {

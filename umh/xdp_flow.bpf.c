@@ -74,6 +74,7 @@ static __always_inline int flow_run(void *ctx, const enum xf_hook hook,
 				    struct flow_verdict *v, __u64 *tc_len)
 {
 	struct xdp_flow_key key __attribute__((aligned(8)));	/* parsed */
+	__u64 tun;
 	int ret, err;
 
 	ret = parse_frame(ctx_data(ctx, hook), ctx_data_end(ctx, hook),
@@ -81,9 +82,10 @@ static __always_inline int flow_run(void *ctx, const enum xf_hook hook,
 			  ctx_vlan_key(ctx, hook), (xdp_flow_word *)&key,
 			  tc_len);
 	/* The tunnel metadata, while a rule may match it. */
-	if (ret != PARSE_OK ||
-	    (hook == XF_TC && tun_words_used() &&
-	     ctx_tunnel_key(ctx, hook, (xdp_flow_word *)&key)))
+	if (ret != PARSE_OK)
+		return XDP_PASS;
+	tun = hook == XF_TC ? tun_words_used() : 0;
+	if (tun && ctx_tunnel_key(ctx, hook, (xdp_flow_word *)&key, tun))
 		return XDP_PASS;
 	/* No skb helper takes a PPPoE header off (bpf_skb_adjust_room()
 	 * wants IP): PPPoE frames are the XDP hook's.

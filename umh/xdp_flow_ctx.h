@@ -394,29 +394,64 @@ static __always_inline int ctx_tunnel_opts(void *ctx, const enum xf_hook hook,
 _Static_assert(XDP_FLOW_TUN_OPTS_MAX == 12, "ctx_tunnel_opts() has a case a size");
 
 /* bpf_skb_get_tunnel_key()'s error for a frame without metadata (any
- * other, -EPROTO for IPv6 metadata, sends the frame to the stack).
+ * other, -EPROTO for IPv6 metadata, sends the frame to the stack), and
+ * bpf_skb_get_tunnel_opt()'s for metadata without options.
  */
 #define XF_EINVAL	22
+#define XF_ENOENT	2
+/* TUNNEL_GENEVE_OPT, as bpf_skb_get_tunnel_key() gives the metadata's
+ * flags (BPF_F_TUNINFO_FLAGS, Linux 6.0)
+ */
+#define XF_TUNNEL_GENEVE_OPT	bpf_htons(0x0800)
 _Static_assert(sizeof(struct bpf_tunnel_key) == 44,
 	       "bpf_skb_get_tunnel_key() gives the local address (Linux 6.0)");
 
 /*
+ * The metadata's tunnel options into @key's enc_opt_len and enc_opts, as
+ * flower's dissector reads them: their length, their first bytes, zeros
+ * past their end. bpf_skb_get_tunnel_opt() gives all of them or none, so
+ * it reads into a buffer as large as any (xf_opt_buf). The key does not
+ * hold the options' kind, which flower matches too: options of another
+ * kind than Geneve's (@flags, the metadata's) send the frame to the
+ * stack.
+ */
+static __always_inline int tc_tunnel_opts(struct __sk_buff *skb,
+					  struct xdp_flow_key *key,
+					  __be16 flags)
+{
+	__u32 zero = 0;
+	__u8 *b = bpf_map_lookup_elem(&xf_opt_buf, &zero);
+	long len;
+
+	if (!b)
+		return -1;
+	len = bpf_skb_get_tunnel_opt(skb, b, XDP_FLOW_OPT_BUF);
+	if (len == -XF_ENOENT)
+		return 0;
+	if (len < 0 || (len && !(flags & XF_TUNNEL_GENEVE_OPT)))
+		return -1;
+	key->enc_opt_len = len;
+	__builtin_memcpy(key->enc_opts, b, XDP_FLOW_ENC_OPTS_LEN);
+	return 0;
+}
+
+/*
  * The tunnel metadata the frame carries into the key's enc_ fields, as
  * flower's dissector reads it (skb_flow_dissect_tunnel_info()): the TC
- * hook's. A function of its own, so that the 44 bytes it reads stay off
- * the stack of the deepest call chain (Linux 6.1 allows 512 bytes in
- * all). Returns -1 for a frame with IPv6 metadata, which the key cannot
- * hold: the stack's.
+ * hook's, its options too where @tun has XDP_FLOW_GEN_OPTS. A function of
+ * its own, so that the 44 bytes it reads stay off the stack of the
+ * deepest call chain (Linux 6.1 allows 512 bytes in all). Returns -1 for
+ * a frame with IPv6 metadata, which the key cannot hold: the stack's.
  */
 __noinline int xdp_flow_tc_tunnel_key(struct __sk_buff *skb,
-				      struct xdp_flow_key *key)
+				      struct xdp_flow_key *key, __u64 tun)
 {
 	struct bpf_tunnel_key k;
 	long err;
 
 	if (!skb || !key)
 		return -1;
-	err = bpf_skb_get_tunnel_key(skb, &k, sizeof(k), 0);
+	err = bpf_skb_get_tunnel_key(skb, &k, sizeof(k), BPF_F_TUNINFO_FLAGS);
 	if (err == -XF_EINVAL)
 		return 0;
 	if (err)
@@ -427,18 +462,21 @@ __noinline int xdp_flow_tc_tunnel_key(struct __sk_buff *skb,
 	key->enc_addr = XDP_FLOW_ENC_IPV4;
 	key->enc_src = bpf_htonl(k.remote_ipv4);
 	key->enc_dst = bpf_htonl(k.local_ipv4);
+	if (tun & XDP_FLOW_GEN_OPTS)
+		return tc_tunnel_opts(skb, key, k.tunnel_flags);
 	return 0;
 }
 
-/* The tunnel metadata into the key (@kw's words 11 and 12 were left 0
- * by the parser); an XDP frame has none.
+/* The tunnel metadata into the key (@kw's words 11 to 13 were left 0
+ * by the parser), what @tun (tun_words_used()) asks for; an XDP frame
+ * has none.
  */
 static __always_inline int ctx_tunnel_key(void *ctx, const enum xf_hook hook,
-					  xdp_flow_word *kw)
+					  xdp_flow_word *kw, __u64 tun)
 {
 	if (hook != XF_TC)
 		return 0;
-	return xdp_flow_tc_tunnel_key(ctx, (struct xdp_flow_key *)kw);
+	return xdp_flow_tc_tunnel_key(ctx, (struct xdp_flow_key *)kw, tun);
 }
 
 /* Returns 0 also when there is no tag to pop (TC: nothing to pop). */

@@ -31,11 +31,14 @@
  *   xf_gen       ARRAY of two __u64: [0] the tables' generation, bumped by
  *                the helper after every change that may change a lookup;
  *                [1] XDP_FLOW_GEN_TUN while a listed mask keeps a word of
- *                XDP_FLOW_TUN_WORDS, else 0: the tc hook reads a frame's
- *                tunnel metadata (a helper call a frame) only then; set
- *                before the list that brings the first such mask is
- *                swapped in, cleared after the one without any (mmapable:
- *                the helper stores to it without a system call)
+ *                XDP_FLOW_TUN_WORDS, XDP_FLOW_GEN_OPTS while one keeps
+ *                a byte of the tunnel options (enc_opt_len, enc_opts),
+ *                else 0: the tc hook reads a frame's tunnel metadata (a
+ *                helper call a frame), and its options (another), only
+ *                then; a bit is set before the list that brings the first
+ *                such mask is swapped in, cleared after the one without
+ *                any (mmapable: the helper stores to it without a system
+ *                call)
  *   xf_ft_conns  HASH, a flowtable connection's key (struct xdp_flow_rule's
  *                @ft_conn) -> __u32, 1 once a TCP FIN or RST of it went to
  *                the stack (written by the program): an entry while a rule
@@ -149,7 +152,7 @@ struct xdp_flow_ft_hash {
 #endif
 
 /* A loop over the key's words, unrolled in the datapath: clang leaves a
- * loop of 13 words rolled, which costs a lookup more than the words do.
+ * loop of 14 words rolled, which costs a lookup more than the words do.
  */
 #ifdef __bpf__
 #define XDP_FLOW_UNROLL	_Pragma("unroll")
@@ -160,18 +163,19 @@ struct xdp_flow_ft_hash {
 /*
  * The key words few masks keep: the rest of the Ethernet addresses (word
  * 1), the second halves of the IPv6 addresses (5, 7) and most of ARP's
- * hardware addresses (9); fewer still keep the tunnel metadata (11, 12),
- * which only rules on tunnel devices match. The others hold the device and
+ * hardware addresses (9); fewer still keep the tunnel metadata (11 to
+ * 13), which only rules on tunnel devices match. The others hold the device and
  * the start of the Ethernet destination, the protocols and tags, the IPv4
  * addresses (and the IPv6 ones' first halves), the ports and the chain.
  */
 #define XDP_FLOW_WIDE_WORDS	((1u << 1) | (1u << 5) | (1u << 7) | (1u << 9))
-#define XDP_FLOW_TUN_WORDS	((1u << 11) | (1u << 12))
-_Static_assert(XDP_FLOW_KEY_WORDS == 13,
+#define XDP_FLOW_TUN_WORDS	((1u << 11) | (1u << 12) | (1u << 13))
+_Static_assert(XDP_FLOW_KEY_WORDS == 14,
 	       "the XDP program hashes the key's words one by one");
 
 /* xf_gen[1] */
 #define XDP_FLOW_GEN_TUN	1
+#define XDP_FLOW_GEN_OPTS	2
 #define XDP_FLOW_GEN_WORDS	2
 
 /* xdp_flow_dp_mask.wide: which of those a mask keeps a word of. */

@@ -175,7 +175,8 @@ static __always_inline int ft_lookup(const struct xdp_flow_ft_hash *fh,
 		h += ft_word(fh, kw, mw, 1) + ft_word(fh, kw, mw, 5) +
 		     ft_word(fh, kw, mw, 7) + ft_word(fh, kw, mw, 9);
 	if (m->wide & XDP_FLOW_MASK_TUN)
-		h += ft_word(fh, kw, mw, 11) + ft_word(fh, kw, mw, 12);
+		h += ft_word(fh, kw, mw, 11) + ft_word(fh, kw, mw, 12) +
+		     ft_word(fh, kw, mw, 13);
 	h = xdp_flow_ft_mix(h);
 	b = h & m->fb_mask;
 	sig = xdp_flow_ft_sig(h);
@@ -347,15 +348,15 @@ static __always_inline __u64 emc_hash(struct xdp_flow_key *key)
 }
 
 /*
- * Whether a listed mask keeps a tunnel word (xf_gen[1]): else the key's
- * tunnel words, left 0, match every mask alike.
+ * Which of the key's tunnel fields a listed mask keeps (xf_gen[1],
+ * XDP_FLOW_GEN_* bits): the others, left 0, match every mask alike.
  */
-static __always_inline int tun_words_used(void)
+static __always_inline __u64 tun_words_used(void)
 {
 	__u32 one = 1;
 	__u64 *w = bpf_map_lookup_elem(&xf_gen, &one);
 
-	return w && *w;
+	return w ? *w : 0;
 }
 
 /*

@@ -173,6 +173,21 @@ struct {
 	__type(value, struct xdp_flow_emc_set);
 } xf_emc SEC(".maps");
 
+/* The tc hook's buffer for a frame's tunnel options (xdp_flow_ctx.h): at
+ * least as large as any (their length is a u8).
+ */
+#define XDP_FLOW_OPT_BUF	256
+struct xdp_flow_opt_buf {
+	__u8	b[XDP_FLOW_OPT_BUF];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_flow_opt_buf);
+} xf_opt_buf SEC(".maps");
+
 /* Frozen at load: the exact-match cache (off only to measure the search),
  * the floor build of the benchmark (no lookup at all: every frame the
  * parser takes gets rule 0, to price everything but the classification),

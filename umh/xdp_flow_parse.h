@@ -121,7 +121,7 @@ _Static_assert(KEY_OFF(eth_dst) == 4 && KEY_OFF(eth_src) == 10 &&
 	       KEY_OFF(arp_tha) == 74 && KEY_OFF(chain) == 80 &&
 	       KEY_WORD(pppoe_sid) == 10 && KEY_WORD(ppp_proto) == 10 &&
 	       KEY_OFF(enc_key_id) == 88 && KEY_OFF(enc_src) == 96 &&
-	       XDP_FLOW_KEY_WORDS == 13,
+	       KEY_OFF(enc_opts) == 104 && XDP_FLOW_KEY_WORDS == 14,
 	       "the parser's words follow struct xdp_flow_key");
 
 /* Values of XDP_PASS and below stop parsing with that verdict. */
@@ -367,6 +367,7 @@ static __always_inline int parse_frame(void *data, void *data_end, __u64 len,
 	kw[10] = 0;	/* chain 0, no PPPoE */
 	kw[11] = 0;	/* no tunnel metadata: the hook reads it */
 	kw[12] = 0;
+	kw[13] = 0;
 	proto = pkt_u16(&eth->h_proto);
 	nh = eth + 1;
 	/* TC sees the frame without its Ethernet header... */

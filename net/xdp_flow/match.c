@@ -13,6 +13,7 @@
 #include <linux/if_vlan.h>
 #include <linux/in.h>
 #include <net/flow_offload.h>
+#include <net/geneve.h>
 
 #include "xdp_flow.h"
 
@@ -38,12 +39,19 @@
 			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV6_ADDRS) |	\
 			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_CONTROL) |	\
 			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_PORTS) |	\
-			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IP))
+			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IP) |		\
+			   BIT_ULL(FLOW_DISSECTOR_KEY_ENC_OPTS))
+
+/* Flower's enc_opts.dst_opt_type of Geneve options, on every kernel. */
+#ifdef IP_TUNNEL_DECLARE_FLAGS
+#define XDP_FLOW_ENC_OPTS_GENEVE	IP_TUNNEL_GENEVE_OPT_BIT
+#else
+#define XDP_FLOW_ENC_OPTS_GENEVE	TUNNEL_GENEVE_OPT
+#endif
 
 static const char * const xdp_flow_key_msgs[FLOW_DISSECTOR_KEY_MAX] = {
 	[FLOW_DISSECTOR_KEY_MPLS] = "xdp_flow: cannot offload MPLS matches",
 	[FLOW_DISSECTOR_KEY_CT] = "xdp_flow: cannot offload conntrack (ct_*) matches",
-	[FLOW_DISSECTOR_KEY_ENC_OPTS] = "xdp_flow: cannot offload tunnel option (enc_opts) matches",
 	[FLOW_DISSECTOR_KEY_HASH] = "xdp_flow: cannot offload hash matches",
 };
 
@@ -450,10 +458,52 @@ static const char *xdp_flow_match_meta(struct flow_rule *fr, int ifindex)
 }
 
 /*
+ * Geneve option matches (enc_opts geneve_opts, as OVN's receiving side
+ * writes them): flower compares the options' bytes, their length and
+ * their kind, each under its mask, bitwise (the length under a mask that
+ * is the length itself). The key holds the options' first
+ * XDP_FLOW_ENC_OPTS_LEN bytes and their length. Their kind, Geneve's on a
+ * Geneve device whenever there are options at all, follows from a length
+ * with a bit set; the tc hook sends frames with options of another kind
+ * to the stack.
+ */
+static const char *xdp_flow_match_enc_opts(struct flow_rule *fr,
+					   const struct xdp_flow_target *t,
+					   struct xdp_flow_key *k,
+					   struct xdp_flow_key *m)
+{
+	struct flow_match_enc_opts match;
+	unsigned int i;
+
+	flow_rule_match_enc_opts(fr, &match);
+	if (!match.mask->len && !match.mask->dst_opt_type &&
+	    !memchr_inv(match.mask->data, 0, sizeof(match.mask->data)))
+		return NULL;
+	if (!netif_is_geneve(t->dev))
+		return "xdp_flow: enc_opts matches are offloaded on Geneve devices only";
+	if (match.mask->dst_opt_type &&
+	    (match.mask->dst_opt_type != XDP_FLOW_ENC_OPTS_GENEVE ||
+	     match.key->dst_opt_type != XDP_FLOW_ENC_OPTS_GENEVE ||
+	     !(match.key->len & match.mask->len)))
+		return "xdp_flow: cannot offload tunnel option matches other than Geneve's";
+	if (memchr_inv(match.mask->data + XDP_FLOW_ENC_OPTS_LEN, 0,
+		       sizeof(match.mask->data) - XDP_FLOW_ENC_OPTS_LEN))
+		return "xdp_flow: cannot offload tunnel option matches past their first 8 bytes";
+	k->enc_opt_len = match.key->len & match.mask->len;
+	m->enc_opt_len = match.mask->len;
+	for (i = 0; i < XDP_FLOW_ENC_OPTS_LEN; i++) {
+		k->enc_opts[i] = match.key->data[i] & match.mask->data[i];
+		m->enc_opts[i] = match.mask->data[i];
+	}
+	return NULL;
+}
+
+/*
  * The tunnel metadata (enc_*), which the tc hook reads as flower's
  * dissector does (skb_flow_dissect_tunnel_info()): key, outer IPv4
- * addresses, TOS and TTL, and whether there is IPv4 metadata at all
- * (flower's enc_control address type, which its address matches imply).
+ * addresses, TOS and TTL, Geneve options, and whether there is IPv4
+ * metadata at all (flower's enc_control address type, which its address
+ * matches imply).
  * The metadata's UDP ports are not in the key: a tunnel device's own
  * receive path gives every frame its port as the destination, so a
  * destination port match on a VXLAN or Geneve device is decided here. A
@@ -525,6 +575,12 @@ static const char *xdp_flow_match_enc(struct flow_rule *fr, u64 used,
 		if ((match.key->dst ^ port) & match.mask->dst)
 			return "xdp_flow: enc_dst_port is not the tunnel device's port";
 	}
+	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_ENC_OPTS)) {
+		const char *why = xdp_flow_match_enc_opts(fr, t, &ek, &em);
+
+		if (why)
+			return why;
+	}
 	k->enc_key_id = ek.enc_key_id;
 	m->enc_key_id = em.enc_key_id;
 	k->enc_tos = ek.enc_tos;
@@ -537,6 +593,10 @@ static const char *xdp_flow_match_enc(struct flow_rule *fr, u64 used,
 	m->enc_src = em.enc_src;
 	k->enc_dst = ek.enc_dst;
 	m->enc_dst = em.enc_dst;
+	k->enc_opt_len = ek.enc_opt_len;
+	m->enc_opt_len = em.enc_opt_len;
+	memcpy(k->enc_opts, ek.enc_opts, sizeof(k->enc_opts));
+	memcpy(m->enc_opts, em.enc_opts, sizeof(m->enc_opts));
 	return NULL;
 }
 

@@ -598,15 +598,17 @@ REFUSED = [
     ("ip", "", "ct pipe action mirred egress redirect dev {o}", "action ct"),
     ("mpls_uc", "mpls_label 5", "drop", "MPLS matches"),
     # the tc hook offloads the tunnel metadata's key, addresses, TOS and
-    # TTL, and its destination port on a tunnel device only (where the
-    # device's own port is every frame's), not Geneve options; the XDP
-    # hook none
+    # TTL, and its destination port and Geneve options on a tunnel device
+    # only (where the device's own port is every frame's, and Geneve's
+    # options the only kind); the XDP hook none
     ("ip", "enc_key_id 7 enc_dst_port 4789", "drop",
      re.compile(r"xdp_flow: (the XDP hook does not offload tunnel \(enc_\*\) "
                 r"matches|enc_dst_port matches only on a VXLAN or Geneve "
                 r"device)")),
     ("ip", "geneve_opts 0102:80:00000001/ffff:ff:ffffffff", "drop",
-     "tunnel option (enc_opts) matches"),
+     re.compile(r"xdp_flow: (the XDP hook does not offload tunnel \(enc_\*\) "
+                r"matches|enc_opts matches are offloaded on Geneve devices "
+                r"only)")),
     ("ip", "ip_proto udp dst_port 1-65534 src_port 1-65534", "drop", None),
 ]
 

@@ -900,9 +900,20 @@ static void peer_set(const __u8 *mac)
 		fail("cannot write xf_peers: %s", strerror(errno));
 }
 
+/* xf_gen[1]: which tunnel fields the tc hook reads (XDP_FLOW_GEN_*). */
+static __u64 tun_gen(void)
+{
+	__u64 v = ~0ULL;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xf_gen), &(__u32){ 1 }, &v);
+	return v;
+}
+
 /*
  * Decapsulated frames: a rule on the tunnel metadata (enc_*) matches no
  * frame without it (BPF_PROG_TEST_RUN gives none), the next rule does;
+ * the tc hook reads the metadata only while a listed mask keeps a tunnel
+ * field, and the options only while one keeps an option byte;
  * tunnel_key unset runs at the TC hook only before outputs to veths with
  * an empty transmit path (xf_peers), else the frame goes to the stack;
  * the tables refuse an unset before anything else. The guests' test_46
@@ -914,14 +925,25 @@ static void test_tunnel_decap(void)
 	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 53);
 	struct frame g = udp4("10.9.9.9", "10.0.0.2", 1, 53);
 
+	if (tun_gen())
+		fail("xf_gen[1] is %llx with no tunnel rule", tun_gen());
 	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 enc_key_id=42 enc_src=10.0.2.1 action=drop",
 	    IFINDEX);
+	if (tun_gen() != XDP_FLOW_GEN_TUN)
+		fail("xf_gen[1] is %llx with an enc_key_id rule", tun_gen());
 	add("id=2 prio=2 dev=%d dst_ip=10.0.0.1 enc_key_id=0/0 action=drop",
 	    IFINDEX);
+	add("id=6 prio=2 dev=%d dst_ip=10.0.0.1 enc_opt_len=8/8 enc_opts=0x0102800100010000/0xffffff01ffff0000 action=drop",
+	    IFINDEX);
+	if (tun_gen() != (XDP_FLOW_GEN_TUN | XDP_FLOW_GEN_OPTS))
+		fail("xf_gen[1] is %llx with an enc_opts rule", tun_gen());
 	add("id=3 prio=3 dev=%d dst_ip=10.0.0.1 action=redirect:%d", IFINDEX,
 	    IFINDEX);
 	expect("no metadata: past the enc_ rules", &f, XDP_REDIRECT, 3, 1,
 	       tcb(&f));
+	del(6);
+	if (tun_gen() != XDP_FLOW_GEN_TUN)
+		fail("xf_gen[1] is %llx after the enc_opts rule went", tun_gen());
 	add("id=4 prio=1 dev=%d dst_ip=10.0.0.2 action=tunnel_unset action=redirect:%d",
 	    IFINDEX, IFINDEX);
 	if (tc_hook) {
@@ -946,6 +968,8 @@ static void test_tunnel_decap(void)
 	log_test(tc_hook ? "decapsulated frames: enc_ rules need the metadata; tunnel_key unset before a redirect to a veth whose transmit path is empty" :
 			   "decapsulated frames: enc_ rules need the metadata; the XDP hook leaves tunnel_key unset to the stack");
 	del_all();
+	if (tun_gen())
+		fail("xf_gen[1] is %llx after the tunnel rules went", tun_gen());
 }
 
 /*

@@ -837,6 +837,49 @@ static void key_mac(const char *name, const uint8_t *v, const uint8_t *m)
 	key_str(name, buf);
 }
 
+/*
+ * Geneve option matches as tc prints them, "class:type:data" a TLV,
+ * comma-separated, then "/" and the mask's; the TLVs walked by the key's
+ * length fields within the bytes the key holds. Bytes that do not make
+ * whole TLVs are printed as hex ("0x<key>/0x<mask>").
+ */
+static void key_geneve_opts(const struct xdp_flow_key *k,
+			    const struct xdp_flow_key *m)
+{
+	const uint8_t *d = k->enc_opts, *dm = m->enc_opts;
+	char kb[4 * XDP_FLOW_ENC_OPTS_LEN], mb[sizeof(kb)];
+	char buf[2 * sizeof(kb) + 16], *p = kb, *q = mb;
+	unsigned int off = 0, n, j, len = XDP_FLOW_ENC_OPTS_LEN;
+
+	if (!m->enc_opt_len && mem_zero(dm, len))
+		return;
+	while (!mem_zero(dm + off, len - off) && off + 4 <= len) {
+		n = (d[off + 3] & 0x1f) * 4;
+		if (off + 4 + n > len)
+			break;
+		p += sprintf(p, "%s%02x%02x:%02x:", p == kb ? "" : ",",
+			     d[off], d[off + 1], d[off + 2]);
+		q += sprintf(q, "%s%02x%02x:%02x:", q == mb ? "" : ",",
+			     dm[off], dm[off + 1], dm[off + 2]);
+		for (j = 0; j < n; j++) {
+			p += sprintf(p, "%02x", d[off + 4 + j]);
+			q += sprintf(q, "%02x", dm[off + 4 + j]);
+		}
+		off += 4 + n;
+	}
+	if (!mem_zero(dm + off, len - off) || p == kb) {
+		p = buf + sprintf(buf, "0x");
+		for (j = 0; j < len; j++)
+			p += sprintf(p, "%02x", d[j]);
+		p += sprintf(p, "/0x");
+		for (j = 0; j < len; j++)
+			p += sprintf(p, "%02x", dm[j]);
+	} else {
+		snprintf(buf, sizeof(buf), "%s/%s", kb, mb);
+	}
+	key_str("geneve_opts", buf);
+}
+
 /* Prefix length of a contiguous mask, -1 if not contiguous. */
 static int mask_prefix(const uint8_t *m, int len)
 {
@@ -1065,6 +1108,7 @@ static void print_key(const struct xdp_flow_rule *r)
 		key_hex("enc_tos", k->enc_tos, m->enc_tos);
 	if (m->enc_ttl)
 		key_num("enc_ttl", k->enc_ttl, m->enc_ttl, 0xff);
+	key_geneve_opts(k, m);
 
 	if (json)
 		jw_obj_close();

@@ -85,7 +85,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	19
+#define XDP_FLOW_ABI_VERSION	20
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 /*
@@ -263,6 +263,9 @@ struct xdp_flow_counter {
 #define XDP_FLOW_FRAG_IS	0x01	/* any IPv4/IPv6 fragment */
 #define XDP_FLOW_FRAG_FIRST	0x02	/* the fragment at offset 0 */
 
+/* xdp_flow_key.enc_opts: the tunnel option bytes a rule can match */
+#define XDP_FLOW_ENC_OPTS_LEN	8
+
 /**
  * struct xdp_flow_key - the fields a packet is classified on
  * @ifindex: ingress device
@@ -302,9 +305,14 @@ struct xdp_flow_counter {
  *	metadata, else 0 (with every enc_ field 0, as flower's dissector
  *	leaves them for a frame without metadata); a frame with IPv6 tunnel
  *	metadata goes to the stack
- * @enc_pad: zero
+ * @enc_opt_len: the length of the metadata's tunnel options (Geneve's
+ *	option TLVs, as the receive path of a Geneve device in external
+ *	mode gives them), as flower's enc_opts length; 0 without options
  * @enc_src: the outer IPv4 source (the remote end)
  * @enc_dst: the outer IPv4 destination (the local end)
+ * @enc_opts: the first XDP_FLOW_ENC_OPTS_LEN bytes of those options, 0
+ *	past their length, as flower's enc_opts data (the tc hook reads
+ *	them only while a rule matches them)
  *
  * All multi-byte fields are in network byte order except @ifindex. The size
  * is a multiple of 8 so that the XDP program can mask it a word at a time.
@@ -338,9 +346,10 @@ struct xdp_flow_key {
 	__u8	enc_tos;
 	__u8	enc_ttl;
 	__u8	enc_addr;
-	__u8	enc_pad;
+	__u8	enc_opt_len;
 	__be32	enc_src;
 	__be32	enc_dst;
+	__u8	enc_opts[XDP_FLOW_ENC_OPTS_LEN];
 };
 
 /* xdp_flow_key.enc_addr */

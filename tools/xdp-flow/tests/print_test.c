@@ -281,6 +281,11 @@ static void rules(void)
 	r.mask.enc_tos = 0xfc;
 	r.key.enc_ttl = 64;
 	r.mask.enc_ttl = 0xff;
+	/* OVN's option, the low half of its data unmatched */
+	r.key.enc_opt_len = 8;
+	r.mask.enc_opt_len = 8;
+	memcpy(r.key.enc_opts, "\x01\x02\x80\x01\x00\x01\x00\x00", 8);
+	memcpy(r.mask.enc_opts, "\xff\xff\xff\x01\xff\xff\x00\x00", 8);
 	r.nr_actions = 2;
 	r.actions[0].id = XDP_FLOW_ACTION_TUNNEL_UNSET;
 	r.actions[1].id = XDP_FLOW_ACTION_REDIRECT;

@@ -105,8 +105,8 @@ else
 		'[.rules[] | select(.prio == 8) | .actions[1] | [.kind, .geneve_opts]]' \
 		'[["tunnel_opts","0102:80:0000002a"]]'
 	expect_json "JSON output of tunnel metadata keys and tunnel_key unset" \
-		'[.rules[] | select(.prio == 7) | [.key.enc_src_ip, .key.enc_dst_ip, .key.enc_key_id, .key.enc_tos, .key.enc_ttl, .actions[0].kind]]' \
-		'[["192.0.2.2/32","192.0.2.0/24",42,"0x10/0xfc",64,"tunnel_unset"]]'
+		'[.rules[] | select(.prio == 7) | [.key.enc_src_ip, .key.enc_dst_ip, .key.enc_key_id, .key.enc_tos, .key.enc_ttl, .key.geneve_opts, .actions[0].kind]]' \
+		'[["192.0.2.2/32","192.0.2.0/24",42,"0x10/0xfc",64,"0102:80:00010000/ffff:ff:ffff0000","tunnel_unset"]]'
 fi
 
 echo "1..$n"
