@@ -15,6 +15,12 @@
 # own VXLAN and Geneve devices, vxr (10.10.0.9) and gnr (10.20.0.9), end
 # the tunnels. ARP and the replies run for real.
 #
+# Over Geneve, both ends add OVN's option (class 0x0102, type 0x80, 4
+# bytes: the logical ports) to every frame, and xfbr1 lets in from gn0
+# only frames that carry it (tun_metadata0, as OVN's tables match it):
+# OVS writes the decapsulating flows with a geneve_opts match and the
+# encapsulating ones with geneve_opts in tunnel_key set.
+#
 # With hw-offload=false and with hw-offload=true the same traffic must
 # arrive: pings both ways, then N datagrams from each VM to the far end
 # and N back, counted where they arrive. With offload on the tc hook, the
@@ -29,6 +35,8 @@ source "$XF_ROOT/selftests/guest/offload_lib.sh"
 source "$XF_ROOT/selftests/guest/ovs_lib.sh"
 
 N=50
+# OVN's Geneve option, on every frame over the Geneve tunnel both ways
+GENEVE_OPT=0102:80:00010002
 
 cleanup()
 {
@@ -65,9 +73,13 @@ underlay()
 			remote 10.0.9.1 dstport 4789 dev eth0 &&
 		ip -n xfor addr add 10.10.0.9/24 dev vxr &&
 		ip -n xfor link set vxr up &&
-		ip -n xfor link add gnr type geneve id 43 remote 10.0.9.1 &&
+		ip -n xfor link add gnr type geneve external &&
 		ip -n xfor addr add 10.20.0.9/24 dev gnr &&
 		ip -n xfor link set gnr up &&
+		tc -n xfor qdisc add dev gnr clsact &&
+		tc -n xfor filter add dev gnr egress matchall \
+			action tunnel_key set src_ip 10.0.9.2 dst_ip 10.0.9.1 \
+			id 43 dst_port 6081 geneve_opts "$GENEVE_OPT" &&
 		udp_counter_add xfor vxr && udp_counter_add xfor gnr
 }
 
@@ -93,6 +105,11 @@ scene()
 		-- add-port xfbr1 gn0 -- set interface gn0 type=geneve \
 			options:remote_ip=10.0.9.2 options:key=43 || return 1
 	ovs-vsctl --timeout=20 wait-until Interface gn0 ofport!=-1 >/dev/null || return 1
+	ovs-ofctl add-tlv-map xfbr1 "{class=0x0102,type=0x80,len=4}->tun_metadata0" &&
+		ovs-ofctl add-flow xfbr1 "priority=100,in_port=xfp2,actions=set_field:0x10002->tun_metadata0,NORMAL" &&
+		ovs-ofctl add-flow xfbr1 "priority=100,in_port=gn0,tun_metadata0=0x10002,actions=NORMAL" &&
+		ovs-ofctl add-flow xfbr1 "priority=90,in_port=gn0,actions=drop" ||
+		return 1
 	# the tunnel devices OVS made (kept from an earlier scene, still
 	# enabled): offload with the hook users get
 	for p in vxlan_sys_4789 genev_sys_6081; do
@@ -162,14 +179,17 @@ for offload in false true; do
 	d4=$(($(xf_tunnel_packets genev_sys_6081 tunnel_unset) - x4))
 	enc=$(ovs_flows offloaded | grep -c 'set(tunnel(')
 	dec=$(ovs_flows offloaded | grep -c '^tunnel(')
+	genc=$(ovs_flows offloaded | grep 'set(tunnel(' | grep -c 'geneve(')
+	gdec=$(ovs_flows offloaded | grep '^tunnel(' | grep -c 'geneve(')
 	hook=$(xf_dev_hook xfp1)
 	if [ "$offload" = true ] && [ "$hook" = tc ]; then
 		[ "$d1" -ge $N ] && [ "$d2" -ge $N ] &&
 			[ "$d3" -ge $N ] && [ "$d4" -ge $N ]
 		check_err $? "XDP counted $d1 and $d2 of the $N datagrams into VXLAN and Geneve, $d3 and $d4 out of them"
-		[ "$enc" -ge 2 ] && [ "$dec" -ge 2 ]
-		check_err $? "$enc offloaded flows set a tunnel, $dec match one: $(ovs_flows offloaded | grep 'tunnel(' | tr '\n' ';')"
-		log_test "hw-offload=true, tc hook: $N datagrams each way over each tunnel arrive, XDP counted $d1 and $d3 (VXLAN), $d2 and $d4 (Geneve); $enc encapsulating and $dec decapsulating flows offloaded"
+		[ "$enc" -ge 2 ] && [ "$dec" -ge 2 ] && [ "$genc" -ge 1 ] &&
+			[ "$gdec" -ge 1 ]
+		check_err $? "$enc offloaded flows set a tunnel ($genc with Geneve options), $dec match one ($gdec): $(ovs_flows offloaded | grep 'tunnel(' | tr '\n' ';')"
+		log_test "hw-offload=true, tc hook: $N datagrams each way over each tunnel arrive, XDP counted $d1 and $d3 (VXLAN), $d2 and $d4 (Geneve, OVN's option); $enc encapsulating and $dec decapsulating flows offloaded, $genc and $gdec with Geneve options"
 	else
 		[ "$d1" = 0 ] && [ "$d2" = 0 ] && [ "$d3" = 0 ] &&
 			[ "$d4" = 0 ] && [ "$enc" = 0 ] && [ "$dec" = 0 ]
