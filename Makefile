@@ -51,13 +51,17 @@ fuzz: $(FUZZ)
 $(FUZZ): $(FUZZ).c include/uapi/linux/xdp_flow.h
 	$(CC) -O2 -g -Wall -Wextra -std=gnu11 -Iinclude/uapi -o $@ $<
 
-# The helper is inside the module: nothing else to install for it.
+# The helper is inside the module: nothing else to install for it. Under
+# $(DESTDIR), the module goes to $(DESTDIR)/lib/modules (kbuild's
+# INSTALL_MOD_PATH, whose depmod runs there); the running system's module
+# index is left alone.
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/net/xdp_flow \
-		XDP_FLOW_UMH=$(CURDIR)/umh/xdp_flow_umh modules_install
+		XDP_FLOW_UMH=$(CURDIR)/umh/xdp_flow_umh \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	$(MAKE) -C tools/xdp-flow install DESTDIR=$(DESTDIR) SBINDIR=$(SBINDIR) \
 		MANDIR=$(MANDIR)
-	-depmod -a
+	$(if $(DESTDIR),,-depmod -a)
 
 # What the module and its helper are built from, and dkms.conf: no build
 # products (kbuild's *.mod.c, bpftool's skeleton), tests or caches.
