@@ -28,6 +28,8 @@
 #include "umh.h"
 #include "xdp_flow_dp.h"
 #include "xdp_flow.skel.h"
+#include "tun_inject.h"
+#include "tun_inject.skel.h"
 
 #define IFINDEX		1	/* lo: BPF_PROG_TEST_RUN wants a real device */
 #define NO_RULE		(~0u)
@@ -970,6 +972,121 @@ static void test_tunnel_decap(void)
 	del_all();
 	if (tun_gen())
 		fail("xf_gen[1] is %llx after the tunnel rules went", tun_gen());
+}
+
+/*
+ * The tunnel metadata of a decapsulated frame, as a tunnel device's
+ * receive path gives it: tun_inject sets it, then tail-calls the TC
+ * program (BPF_PROG_TEST_RUN gives none). @opts, @opt_len: its options;
+ * @v6: IPv6 metadata (its addresses ::).
+ */
+struct tun_meta {
+	__u32 id;
+	const char *src, *dst;
+	const char *opts;	/* hex */
+	bool v6;
+};
+
+static struct tun_inject *inject;
+
+static bool expect_tun(const char *what, const struct frame *f,
+		       const struct tun_meta *t, int verdict, __u32 id,
+		       __u64 packets, __u64 bytes)
+{
+	struct tun_cfg c = {};
+	unsigned int b, n = 0;
+	const char *s;
+	int saved = prog_fd;
+	bool ok;
+
+	c.key.tunnel_id = t->id;
+	c.key.tunnel_ttl = 64;
+	if (t->v6) {
+		c.key_flags = BPF_F_TUNINFO_IPV6;
+	} else {
+		/* Set as transmit metadata, whose destination is the remote
+		 * end: read back as received, with the addresses swapped.
+		 */
+		inet_pton(AF_INET, t->src, &c.key.local_ipv4);
+		inet_pton(AF_INET, t->dst, &c.key.remote_ipv4);
+		c.key.remote_ipv4 = ntohl(c.key.remote_ipv4);
+		c.key.local_ipv4 = ntohl(c.key.local_ipv4);
+	}
+	for (s = t->opts; s && s[0] && s[1] && n < sizeof(c.opts); s += 2) {
+		sscanf(s, "%2x", &b);
+		c.opts[n++] = b;
+	}
+	c.opt_len = n;
+	if (bpf_map_update_elem(bpf_map__fd(inject->maps.tun_cfg),
+				&(__u32){ 0 }, &c, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(inject->maps.jmp), &(__u32){ 0 },
+				&prog_fd, BPF_ANY)) {
+		fail("%s: cannot set up tun_inject: %s", what, strerror(errno));
+		return false;
+	}
+	prog_fd = bpf_program__fd(inject->progs.tun_inject);
+	ok = expect(what, f, verdict, id, packets, bytes);
+	prog_fd = saved;
+	return ok;
+}
+
+/*
+ * Decapsulated frames with their metadata (TC hook): the enc_ keys, and
+ * Geneve options matched as flower matches them, the options' first bytes
+ * and their length each under its mask (a rule of one 8-byte option
+ * takes 8 and 12 bytes of options, not 16 or none); IPv6 metadata goes to
+ * the stack.
+ */
+static void test_tunnel_meta(void)
+{
+	struct frame f = udp4("10.9.9.9", "10.0.0.1", 1, 53);
+	const struct tun_meta m42 = { 42, "10.0.2.1", "10.0.2.254", NULL, false };
+	const struct tun_meta m43 = { 43, "10.0.2.1", "10.0.2.254", NULL, false };
+	const struct tun_meta src2 = { 42, "10.0.2.2", "10.0.2.254", NULL, false };
+	const struct tun_meta v6 = { 42, NULL, NULL, NULL, true };
+	const struct tun_meta o8 = { 42, "10.0.2.1", "10.0.2.254",
+				     "0102800100010002", false };
+	const struct tun_meta o8x = { 42, "10.0.2.1", "10.0.2.254",
+				      "0102800100020002", false };
+	const struct tun_meta o12 = { 42, "10.0.2.1", "10.0.2.254",
+				      "010280010001000201028100", false };
+	const struct tun_meta o16 = { 42, "10.0.2.1", "10.0.2.254",
+				      "01028001000100020102810100000000", false };
+
+	if (!tc_hook)
+		return;
+	if (!inject) {
+		inject = tun_inject__open_and_load();
+		if (!inject) {
+			fail("cannot load tun_inject: %s", strerror(errno));
+			log_test("decapsulated frames with their metadata");
+			return;
+		}
+	}
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 enc_key_id=42 enc_src=10.0.2.1 enc_dst=10.0.2.254 action=drop",
+	    IFINDEX);
+	add("id=2 prio=2 dev=%d dst_ip=10.0.0.1 action=redirect:%d", IFINDEX,
+	    IFINDEX);
+	expect_tun("VNI 42 from 10.0.2.1", &f, &m42, XDP_DROP, 1, 1, tcb(&f));
+	expect_tun("VNI 43", &f, &m43, XDP_REDIRECT, 2, 1, tcb(&f));
+	expect_tun("from 10.0.2.2", &f, &src2, XDP_REDIRECT, 2, 1, tcb(&f));
+	expect_tun("IPv6 metadata: the stack", &f, &v6, XDP_PASS, 1, 0, 0);
+	expect("no metadata", &f, XDP_REDIRECT, 2, 1, tcb(&f));
+	del(1);
+	/* OVN's option, the low half of its data not matched */
+	add("id=3 prio=1 dev=%d dst_ip=10.0.0.1 enc_key_id=42 enc_opt_len=8/8 enc_opts=0x0102800100010000/0xffffff01ffff0000 action=drop",
+	    IFINDEX);
+	expect_tun("8 bytes of options, matched", &f, &o8, XDP_DROP, 3, 1,
+		   tcb(&f));
+	expect_tun("8 bytes, other data", &f, &o8x, XDP_REDIRECT, 2, 1,
+		   tcb(&f));
+	expect_tun("12 bytes, the first 8 matched (12 & 8)", &f, &o12,
+		   XDP_DROP, 3, 1, tcb(&f));
+	expect_tun("16 bytes (16 & 8 is 0)", &f, &o16, XDP_REDIRECT, 2, 1,
+		   tcb(&f));
+	expect_tun("no options", &f, &m42, XDP_REDIRECT, 2, 1, tcb(&f));
+	log_test("decapsulated frames with their metadata: enc_ keys and Geneve options as flower matches them; IPv6 metadata to the stack");
+	del_all();
 }
 
 /*
@@ -3087,6 +3204,7 @@ static void test_all(void)
 	test_ingress();
 	test_tunnel_set();
 	test_tunnel_decap();
+	test_tunnel_meta();
 	test_same_key();
 	test_emc();
 	test_ft_sig_match();
@@ -3139,6 +3257,7 @@ int main(int argc, char **argv)
 		measure_insert();
 
 	table_free(tbl);
+	tun_inject__destroy(inject);
 	dp_close(skel);
 	return failures ? 1 : 0;
 }
