@@ -977,7 +977,7 @@ static void test_tunnel_decap(void)
 /*
  * The tunnel metadata of a decapsulated frame, as a tunnel device's
  * receive path gives it: tun_inject sets it, then tail-calls the TC
- * program (BPF_PROG_TEST_RUN gives none). @opts, @opt_len: its options;
+ * program (BPF_PROG_TEST_RUN gives none). @opts: its options, in hex;
  * @v6: IPv6 metadata (its addresses ::).
  */
 struct tun_meta {

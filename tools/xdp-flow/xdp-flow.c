@@ -837,6 +837,27 @@ static void key_mac(const char *name, const uint8_t *v, const uint8_t *m)
 	key_str(name, buf);
 }
 
+/* A Geneve option's data length, from its TLV header at @t. */
+static unsigned int geneve_tlv_len(const uint8_t *t)
+{
+	return (t[3] & 0x1f) * 4;
+}
+
+/*
+ * The Geneve option at @t with @n bytes of data as tc prints it,
+ * "class:type:data", after a comma unless @first, at @p; returns the end.
+ */
+static char *put_geneve_tlv(char *p, bool first, const uint8_t *t,
+			    unsigned int n)
+{
+	unsigned int j;
+
+	p += sprintf(p, "%s%02x%02x:%02x:", first ? "" : ",", t[0], t[1], t[2]);
+	for (j = 0; j < n; j++)
+		p += sprintf(p, "%02x", t[4 + j]);
+	return p;
+}
+
 /*
  * Geneve option matches as tc prints them, "class:type:data" a TLV,
  * comma-separated, then "/" and the mask's; the TLVs walked by the key's
@@ -854,17 +875,11 @@ static void key_geneve_opts(const struct xdp_flow_key *k,
 	if (!m->enc_opt_len && mem_zero(dm, len))
 		return;
 	while (!mem_zero(dm + off, len - off) && off + 4 <= len) {
-		n = (d[off + 3] & 0x1f) * 4;
+		n = geneve_tlv_len(d + off);
 		if (off + 4 + n > len)
 			break;
-		p += sprintf(p, "%s%02x%02x:%02x:", p == kb ? "" : ",",
-			     d[off], d[off + 1], d[off + 2]);
-		q += sprintf(q, "%s%02x%02x:%02x:", q == mb ? "" : ",",
-			     dm[off], dm[off + 1], dm[off + 2]);
-		for (j = 0; j < n; j++) {
-			p += sprintf(p, "%02x", d[off + 4 + j]);
-			q += sprintf(q, "%02x", dm[off + 4 + j]);
-		}
+		p = put_geneve_tlv(p, p == kb, d + off, n);
+		q = put_geneve_tlv(q, q == mb, dm + off, n);
 		off += 4 + n;
 	}
 	if (!mem_zero(dm + off, len - off) || p == kb) {
@@ -1176,20 +1191,17 @@ static void print_tunnel(uint32_t i, const struct xdp_flow_action *a)
 static void print_tun_opts(uint32_t i, const struct xdp_flow_action *a)
 {
 	const uint8_t *d = a->tun_opts.data;
-	unsigned int off = 0, n, k, len = a->tun_opts.len;
+	unsigned int off = 0, n, len = a->tun_opts.len;
 	char buf[3 * XDP_FLOW_TUN_OPTS_MAX + 16], *p = buf;
 
 	if (len > XDP_FLOW_TUN_OPTS_MAX)
 		len = XDP_FLOW_TUN_OPTS_MAX;
 	buf[0] = '\0';
 	while (off + 4 <= len) {
-		n = (d[off + 3] & 0x1f) * 4;
+		n = geneve_tlv_len(d + off);
 		if (off + 4 + n > len)
 			break;
-		p += sprintf(p, "%s%02x%02x:%02x:", p == buf ? "" : ",",
-			     d[off], d[off + 1], d[off + 2]);
-		for (k = 0; k < n; k++)
-			p += sprintf(p, "%02x", d[off + 4 + k]);
+		p = put_geneve_tlv(p, p == buf, d + off, n);
 		off += 4 + n;
 	}
 	if (json) {
