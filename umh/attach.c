@@ -11,6 +11,11 @@
  * waits for the helper's answer to a rule request. So these run in a
  * worker thread, in the order they were asked for, and each reports back
  * through its own callback when done; the request loop never waits for them.
+ *
+ * Each hook's program is loaded (dp_hook_load()) when the first device of
+ * that hook is attached, or a pinned link of that hook is found: most hosts
+ * use one hook, and verifying a program is most of a helper's start. The
+ * worker reports progress for the request meanwhile.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,10 +34,6 @@
 #include "umh.h"
 
 #define XF_MAX_LINKS	1024
-
-/* tcx (6.6): newer than the uapi headers this may be built with. */
-#define XF_BPF_TCX_INGRESS	46
-#define XF_BPF_LINK_TYPE_TCX	11
 
 struct dev_link {
 	__u32 ifindex;
@@ -59,8 +60,13 @@ struct our_prog {
 };
 
 struct attach {
-	int prog_fd, tc_prog_fd;
-	struct our_prog progs[2];	/* prog_fd's, tc_prog_fd's */
+	struct xdp_flow_bpf *skel;	/* the maps the programs use */
+	/* Each hook's program, once loaded (hook_prog_fd()). */
+	struct xdp_flow_bpf *hook_skel[DP_NR_HOOKS];
+	struct our_prog progs[DP_NR_HOOKS];
+	attach_progress_fn progress;	/* NULL: nobody to tell */
+	void *progress_arg;
+	__u32 progress_seq;		/* the request a load is for */
 	int pin_fd;			/* the pin directory; < 0: no pinning */
 	unsigned int epoch;
 	struct dev_link links[XF_MAX_LINKS];
@@ -90,31 +96,73 @@ bool attach_link_name_parse(const char *name, __u32 *ifindex)
 	return !strcmp(name, again);
 }
 
-/*
- * Is the program of id @id one of ours: one we loaded, or (a previous
- * helper's) of the same name and tag, that is the same instructions?
- */
-static bool prog_ours(const struct attach *a, __u32 id)
+/* What the kernel has of @fd, one of our programs, for prog_ours(). */
+static void our_prog_get(struct our_prog *p, int fd)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
-	unsigned int i;
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return;
+	p->id = info.id;
+	memcpy(p->name, info.name, sizeof(p->name));
+	memcpy(p->tag, info.tag, sizeof(p->tag));
+}
+
+static void hook_load_progress(void *arg)
+{
+	struct attach *a = arg;
+
+	a->progress(a->progress_arg, a->progress_seq);
+}
+
+/*
+ * The program of @hook, loaded the first time it is asked for; or a
+ * negative errno. Called by the worker, or with the worker idle.
+ */
+static int hook_prog_fd(struct attach *a, enum dp_hook hook)
+{
+	struct xdp_flow_bpf *inst = a->hook_skel[hook];
+
+	if (!inst) {
+		inst = dp_hook_load(a->skel, hook,
+				    a->progress ? hook_load_progress : NULL, a);
+		if (!inst)
+			return -errno;
+		a->hook_skel[hook] = inst;
+		our_prog_get(&a->progs[hook], dp_hook_fd(inst, hook));
+	}
+	return dp_hook_fd(inst, hook);
+}
+
+static enum dp_hook mode_hook(__u32 xdp_mode)
+{
+	return xdp_mode == XDP_FLOW_XDP_MODE_TC ? DP_HOOK_TC : DP_HOOK_XDP;
+}
+
+/*
+ * Is the program of id @id, which a link of @hook runs, one of ours: the
+ * one we loaded for that hook, or (a previous helper's) of the same name
+ * and tag, that is the same instructions?
+ */
+static bool prog_ours(struct attach *a, enum dp_hook hook, __u32 id)
+{
+	const struct our_prog *p = &a->progs[hook];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
 	bool ours = false;
 	int fd;
 
-	for (i = 0; i < ARRAY_SIZE(a->progs); i++)
-		if (a->progs[i].id && a->progs[i].id == id)
-			return true;
+	if (hook_prog_fd(a, hook) < 0)
+		return false;
+	if (p->id == id)
+		return true;
 	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
 		return false;
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-		for (i = 0; i < ARRAY_SIZE(a->progs) && !ours; i++)
-			ours = a->progs[i].id &&
-			       !strncmp(info.name, a->progs[i].name,
-					sizeof(info.name)) &&
-			       !memcmp(info.tag, a->progs[i].tag,
-				       sizeof(info.tag));
+		ours = p->id && !strncmp(info.name, p->name, sizeof(info.name)) &&
+		       !memcmp(info.tag, p->tag, sizeof(info.tag));
 	close(fd);
 	return ours;
 }
@@ -153,7 +201,8 @@ static enum link_pin link_pin_get(struct attach *a, const char *name,
 	else if (info->type != BPF_LINK_TYPE_XDP &&
 		 info->type != XF_BPF_LINK_TYPE_TCX)
 		snprintf(why, len, "a link of type %u", info->type);
-	else if (!prog_ours(a, info->prog_id))
+	else if (!prog_ours(a, info->type == XF_BPF_LINK_TYPE_TCX ?
+				 DP_HOOK_TC : DP_HOOK_XDP, info->prog_id))
 		snprintf(why, len, "its program (id %u) is not ours",
 			 info->prog_id);
 	else
@@ -209,16 +258,32 @@ static const char *mode_name(__u32 xdp_mode)
 	return "?";
 }
 
-static int link_create(struct attach *a, __u32 ifindex, __u32 xdp_mode)
+/* A new link of @ifindex, or a negative errno; @msg says why. */
+static int link_create(struct attach *a, __u32 ifindex, __u32 xdp_mode,
+		       char *msg, size_t len)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, opts);
+	int prog_fd = hook_prog_fd(a, mode_hook(xdp_mode));
+	int fd, err;
 
-	if (xdp_mode == XDP_FLOW_XDP_MODE_TC)
-		return bpf_link_create(a->tc_prog_fd, ifindex,
-				       XF_BPF_TCX_INGRESS, NULL);
+	if (prog_fd < 0) {
+		snprintf(msg, len, "attaching %s to ifindex %u: cannot load the program: %s",
+			 mode_name(xdp_mode), ifindex, strerror(-prog_fd));
+		return prog_fd;
+	}
 	opts.flags = xdp_mode == XDP_FLOW_XDP_MODE_GENERIC ?
 		     XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-	return bpf_link_create(a->prog_fd, ifindex, BPF_XDP, &opts);
+	fd = xdp_mode == XDP_FLOW_XDP_MODE_TC ?
+	     bpf_link_create(prog_fd, ifindex, XF_BPF_TCX_INGRESS, NULL) :
+	     bpf_link_create(prog_fd, ifindex, BPF_XDP, &opts);
+	if (fd >= 0)
+		return fd;
+	err = -errno;
+	snprintf(msg, len, "attaching %s to ifindex %u: %s%s",
+		 mode_name(xdp_mode), ifindex, strerror(-err),
+		 xdp_mode == XDP_FLOW_XDP_MODE_TC && err == -EINVAL ?
+		 " (tcx needs Linux 6.6 or later)" : "");
+	return err;
 }
 
 /*
@@ -282,15 +347,9 @@ static int do_attach(struct attach *a, __u32 ifindex, __u32 xdp_mode,
 		return -ENOSPC;
 	}
 
-	fd = link_create(a, ifindex, xdp_mode);
-	if (fd < 0) {
-		err = -errno;
-		snprintf(msg, len, "attaching %s to ifindex %u: %s%s",
-			 mode_name(xdp_mode), ifindex, strerror(-err),
-			 xdp_mode == XDP_FLOW_XDP_MODE_TC && err == -EINVAL ?
-			 " (tcx needs Linux 6.6 or later)" : "");
-		return err;
-	}
+	fd = link_create(a, ifindex, xdp_mode, msg, len);
+	if (fd < 0)
+		return fd;
 	if (a->pin_fd >= 0) {
 		err = link_pin(a, fd, ifindex, msg, len);
 		if (err) {
@@ -353,6 +412,7 @@ static void run_job(struct attach *a, struct job *j)
 	char msg[UMH_MSG_LEN] = "";
 	int err = 0;
 
+	a->progress_seq = j->seq;
 	switch (j->op) {
 	case ATTACH_OP_ATTACH:
 		err = do_attach(a, j->ifindex, j->xdp_mode, msg, sizeof(msg));
@@ -364,6 +424,7 @@ static void run_job(struct attach *a, struct job *j)
 		err = do_sync(a, msg, sizeof(msg));
 		break;
 	}
+	a->progress_seq = 0;
 	if (err)
 		pr_err("%s", msg);
 	if (j->done)
@@ -503,8 +564,8 @@ static void recover_link(struct attach *a, const char *name)
 	else if (!bpf_xdp_query(ifindex, 0, &q) &&
 		 q.attach_mode == XDP_ATTACHED_SKB)
 		l->xdp_mode = XDP_FLOW_XDP_MODE_GENERIC;
-	if (bpf_link_update(fd, l->xdp_mode == XDP_FLOW_XDP_MODE_TC ?
-			    a->tc_prog_fd : a->prog_fd, NULL))
+	/* Loaded by link_pin_get(), which found the link ours. */
+	if (bpf_link_update(fd, hook_prog_fd(a, mode_hook(l->xdp_mode)), NULL))
 		pr_err("cannot update link %s/%s to the new program: %s",
 		       XDP_FLOW_PIN_DIR, name, strerror(errno));
 	pr_info("kept the link of ifindex %u (%s)", ifindex,
@@ -536,30 +597,27 @@ int attach_recover(struct attach *a)
 	return 0;
 }
 
-/* What the kernel has of @fd, one of our programs, for prog_ours(). */
-static void our_prog_get(struct our_prog *p, int fd)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return;
-	p->id = info.id;
-	memcpy(p->name, info.name, sizeof(p->name));
-	memcpy(p->tag, info.tag, sizeof(p->tag));
-}
-
-/* @pin_fd: the pin directory (dp_lock_pin_dir()); < 0: no pinning. */
-struct attach *attach_new(int prog_fd, int tc_prog_fd, int pin_fd)
+/**
+ * attach_new() - start the worker
+ * @skel: the datapath (dp_open()), whose maps the hooks' programs use
+ * @pin_fd: the pin directory (dp_lock_pin_dir()); < 0: no pinning
+ * @progress: called, from another thread, about once a second while a
+ *	hook's program is being loaded for request @seq (0: the takeover
+ *	before HELLO); NULL: nobody to tell
+ * @arg: for @progress
+ *
+ * Return: the worker, or NULL when out of memory.
+ */
+struct attach *attach_new(struct xdp_flow_bpf *skel, int pin_fd,
+			  attach_progress_fn progress, void *arg)
 {
 	struct attach *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return NULL;
-	a->prog_fd = prog_fd;
-	a->tc_prog_fd = tc_prog_fd;
-	our_prog_get(&a->progs[0], prog_fd);
-	our_prog_get(&a->progs[1], tc_prog_fd);
+	a->skel = skel;
+	a->progress = progress;
+	a->progress_arg = arg;
 	a->pin_fd = pin_fd;
 	a->epoch = 1;
 	pthread_mutex_init(&a->lock, NULL);
@@ -588,5 +646,36 @@ void attach_free(struct attach *a)
 		pthread_join(a->thread, NULL);
 	for (i = 0; i < a->nr_links; i++)
 		close(a->links[i].fd);
+	for (i = 0; i < DP_NR_HOOKS; i++)
+		if (a->hook_skel[i])
+			dp_close(a->hook_skel[i]);
 	free(a);
+}
+
+/**
+ * attach_default_hook() - the hook the module's "auto" gives a veth
+ *
+ * Return: DP_HOOK_TC where the kernel has tcx (Linux 6.6), which answers a
+ * query of lo's tcx ingress programs; else DP_HOOK_XDP.
+ */
+enum dp_hook attach_default_hook(void)
+{
+	__u32 count = 0;
+
+	return bpf_prog_query(1, XF_BPF_TCX_INGRESS, 0, NULL, NULL,
+			      &count) ? DP_HOOK_XDP : DP_HOOK_TC;
+}
+
+/**
+ * attach_load() - load @hook's program now, not at its first device
+ * @a: the worker, idle
+ * @hook: the hook
+ *
+ * Return: 0, or a negative errno.
+ */
+int attach_load(struct attach *a, enum dp_hook hook)
+{
+	int fd = hook_prog_fd(a, hook);
+
+	return fd < 0 ? fd : 0;
 }

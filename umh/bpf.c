@@ -476,6 +476,11 @@ static struct xdp_flow_bpf *dp_try_open(int pin_fd,
 		err = bpf_map__set_max_entries(skel->maps.xf_ft_conns, rule_ids);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xf_held, rule_ids);
+	/* The hooks' programs wait for their first device (dp_hook_load()). */
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.xdp_flow, false);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.xdp_flow_tc, false);
 	if (!err)
 		err = xdp_flow_bpf__load(skel);
 	if (err) {
@@ -605,8 +610,45 @@ static void *dp_load_watch_fn(void *arg)
 	return NULL;
 }
 
+/* Starts watching the calling thread's load for @progress; false: not. */
+static bool dp_watch_start(struct dp_load_watch *w, pthread_t *watcher,
+			   void (*progress)(void *arg), void *arg)
+{
+	pthread_condattr_t attr;
+
+	memset(w, 0, sizeof(*w));
+	if (!progress)
+		return false;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->done_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	w->loader = syscall(SYS_gettid);
+	w->progress = progress;
+	w->arg = arg;
+	/* Without the watcher, a slow kernel may only cost a restart. */
+	if (!pthread_create(watcher, NULL, dp_load_watch_fn, w))
+		return true;
+	pthread_cond_destroy(&w->done_cond);
+	pthread_mutex_destroy(&w->lock);
+	return false;
+}
+
+static void dp_watch_stop(struct dp_load_watch *w, pthread_t watcher)
+{
+	pthread_mutex_lock(&w->lock);
+	w->done = true;
+	pthread_cond_signal(&w->done_cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(watcher, NULL);
+	pthread_cond_destroy(&w->done_cond);
+	pthread_mutex_destroy(&w->lock);
+}
+
 /**
- * dp_open() - open and load the program
+ * dp_open() - open the datapath: its maps, and the programs that carry the
+ *	module's maps (dp_maps_prog_fd())
  * @pin_fd: the pin directory (dp_lock_pin_dir()): reuse the maps pinned
  *	there, or pin new ones; < 0: no pins
  * @flow_entries: how many entries the flow table must hold (xf_fentries
@@ -618,35 +660,23 @@ static void *dp_load_watch_fn(void *arg)
  *	kernel works on the load (NULL: nobody to tell)
  * @arg: for @progress
  *
+ * The hooks' programs are loaded by dp_hook_load(), when needed.
+ *
  * Return: the loaded skeleton, or NULL (errno says why).
  */
 struct xdp_flow_bpf *dp_open(int pin_fd, unsigned int flow_entries,
 			     unsigned int rule_ids,
 			     void (*progress)(void *arg), void *arg)
 {
-	struct xdp_flow_bpf *skel;
-
-	struct dp_load_watch w = {
-		.lock = PTHREAD_MUTEX_INITIALIZER,
-		.loader = syscall(SYS_gettid),
-		.progress = progress, .arg = arg,
-	};
 	long long start = dp_now_ms();
-	bool watched = false;
+	struct xdp_flow_bpf *skel;
+	struct dp_load_watch w;
 	pthread_t watcher;
+	bool watched;
 	int err;
 
 	libbpf_set_print(libbpf_log);
-	if (progress) {
-		pthread_condattr_t attr;
-
-		pthread_condattr_init(&attr);
-		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-		pthread_cond_init(&w.done_cond, &attr);
-		pthread_condattr_destroy(&attr);
-		/* Without the watcher, a slow kernel may only cost a restart. */
-		watched = !pthread_create(&watcher, NULL, dp_load_watch_fn, &w);
-	}
+	watched = dp_watch_start(&w, &watcher, progress, arg);
 	skel = dp_try_open(pin_fd, flow_entries, rule_ids);
 	if (!skel && pin_fd >= 0) {
 		pr_info("cannot reuse the maps pinned in %s (%s), creating new ones",
@@ -655,15 +685,8 @@ struct xdp_flow_bpf *dp_open(int pin_fd, unsigned int flow_entries,
 		skel = dp_try_open(pin_fd, flow_entries, rule_ids);
 	}
 	err = errno;
-	if (watched) {
-		pthread_mutex_lock(&w.lock);
-		w.done = true;
-		pthread_cond_signal(&w.done_cond);
-		pthread_mutex_unlock(&w.lock);
-		pthread_join(watcher, NULL);
-	}
-	if (progress)
-		pthread_cond_destroy(&w.done_cond);
+	if (watched)
+		dp_watch_stop(&w, watcher);
 	if (!skel)
 		pr_err("cannot load the XDP program: %s", strerror(err));
 	else
@@ -672,15 +695,102 @@ struct xdp_flow_bpf *dp_open(int pin_fd, unsigned int flow_entries,
 	return skel;
 }
 
-int dp_prog_fd(struct xdp_flow_bpf *skel)
+static struct bpf_program *dp_hook_prog(struct xdp_flow_bpf *skel,
+					enum dp_hook hook)
 {
-	return bpf_program__fd(skel->progs.xdp_flow);
+	return hook == DP_HOOK_TC ? skel->progs.xdp_flow_tc :
+				    skel->progs.xdp_flow;
 }
 
-/* The same datapath as a TC-BPF program, for the tc hook. */
-int dp_tc_prog_fd(struct xdp_flow_bpf *skel)
+/**
+ * dp_hook_load() - load the datapath's program for one hook
+ * @skel: the datapath (dp_open()), whose maps the program is to use
+ * @hook: DP_HOOK_XDP or DP_HOOK_TC
+ * @progress: as for dp_open()
+ * @arg: for @progress
+ *
+ * Verifying a hook's program is most of a helper's start: 1 to 15 s in
+ * the test guests, minutes on a debug kernel; and a host mostly uses one
+ * hook. So each is loaded when its first device comes, from a second
+ * instance of the object that uses @skel's maps (every one of them,
+ * .rodata included: the configuration @skel was loaded with) and loads no
+ * other program.
+ *
+ * Return: that instance (dp_hook_fd(); dp_close() when done), or NULL
+ * (errno says why).
+ */
+struct xdp_flow_bpf *dp_hook_load(struct xdp_flow_bpf *skel,
+				  enum dp_hook hook,
+				  void (*progress)(void *arg), void *arg)
 {
-	return bpf_program__fd(skel->progs.xdp_flow_tc);
+	long long start = dp_now_ms();
+	struct xdp_flow_bpf *inst;
+	struct bpf_program *prog;
+	struct dp_load_watch w;
+	struct bpf_map *map;
+	pthread_t watcher;
+	bool watched;
+	int err = 0;
+
+	libbpf_set_print(libbpf_log);
+	inst = xdp_flow_bpf__open();
+	if (!inst)
+		return NULL;
+	bpf_object__for_each_map(map, inst->obj) {
+		struct bpf_map *ours;
+
+		ours = bpf_object__find_map_by_name(skel->obj,
+						    bpf_map__name(map));
+		/* Not pinned again: these are @skel's, pinned or not. */
+		err = bpf_map__set_pin_path(map, NULL);
+		if (!err)
+			err = ours ? bpf_map__reuse_fd(map, bpf_map__fd(ours)) :
+				     -ENOENT;
+		if (err)
+			break;
+	}
+	bpf_object__for_each_program(prog, inst->obj) {
+		bool load = prog == dp_hook_prog(inst, hook);
+
+		if (!err)
+			err = bpf_program__set_autoload(prog, load);
+	}
+	if (!err) {
+		watched = dp_watch_start(&w, &watcher, progress, arg);
+		err = xdp_flow_bpf__load(inst);
+		if (watched)
+			dp_watch_stop(&w, watcher);
+	}
+	if (err) {
+		pr_err("cannot load the %s program: %s",
+		       hook == DP_HOOK_TC ? "tc" : "XDP", strerror(-err));
+		xdp_flow_bpf__destroy(inst);
+		errno = -err;
+		return NULL;
+	}
+	dp_log_verified(inst, dp_now_ms() - start);
+	return inst;
+}
+
+/* The program of @inst (dp_hook_load()) for @hook. */
+int dp_hook_fd(struct xdp_flow_bpf *inst, enum dp_hook hook)
+{
+	return bpf_program__fd(dp_hook_prog(inst, hook));
+}
+
+/*
+ * The programs that carry the maps the module takes (HELLO): the XDP one
+ * the gate, the held rules, the counters and the egress; the TC one the
+ * peers and the ingress.
+ */
+int dp_maps_prog_fd(struct xdp_flow_bpf *skel)
+{
+	return bpf_program__fd(skel->progs.xf_maps);
+}
+
+int dp_tc_maps_prog_fd(struct xdp_flow_bpf *skel)
+{
+	return bpf_program__fd(skel->progs.xf_maps_tc);
 }
 
 void dp_close(struct xdp_flow_bpf *skel)

@@ -25,9 +25,6 @@
 /* A killed helper lets go of the lock at once; a hung one may never. */
 #define CLEANUP_LOCK_MS	3000
 
-/* tcx (6.6): newer than the uapi headers this may be built with. */
-#define XF_BPF_LINK_TYPE_TCX	11
-
 /* More than the maps a helper pins. */
 #define CLEANUP_MAX_MAPS	64
 

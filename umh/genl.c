@@ -361,14 +361,15 @@ static void genl_reply(void *transport, const struct umh_reply *r)
 
 /**
  * genl_progress() - tell the module that the helper is still at work
- * @u: the helper; @u->progress_seq names the request (0: before HELLO)
+ * @u: the helper
+ * @seq: the request (0: before HELLO)
  *
  * Needs only the reply descriptor and the family id, so it works before
- * genl_run() too.
+ * genl_run() too, and from the attach worker.
  */
-void genl_progress(struct umh *u)
+void genl_progress(struct umh *u, __u32 seq)
 {
-	struct umh_reply r = { .seq = u->progress_seq, .progress = true };
+	struct umh_reply r = { .seq = seq, .progress = true };
 	struct genl *g = u->transport;
 
 	/* What was done before this request is done: say so first. */
@@ -675,8 +676,8 @@ int genl_run(struct umh *u)
 
 	/* Whatever the module replays from now on is the new state. */
 	umh_begin_replay(u);
-	err = send_hello(&g, u->skel ? dp_prog_fd(u->skel) : -1,
-			 u->skel ? dp_tc_prog_fd(u->skel) : -1);
+	err = send_hello(&g, u->skel ? dp_maps_prog_fd(u->skel) : -1,
+			 u->skel ? dp_tc_maps_prog_fd(u->skel) : -1);
 	if (err) {
 		pr_err("cannot send HELLO: %s", nl_geterror(err));
 		goto out;

@@ -25,7 +25,8 @@
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: xdp_flow_umh [--log=stderr|kmsg] [--reply-fd=N] [--driver] [--no-pin] [-v]\n"
+		"usage: xdp_flow_umh [--log=stderr|kmsg] [--reply-fd=N] [--driver] [--no-pin]\n"
+		"                    [--load-all] [-v]\n"
 		"       xdp_flow_umh --cleanup [--log=stderr|kmsg]\n"
 		"  --log=kmsg   log to /dev/kmsg (as started by the module)\n"
 		"  --reply-fd=N answer the module's requests on descriptor N (the\n"
@@ -38,6 +39,9 @@ static void print_usage(FILE *f)
 		"               default 131072)\n"
 		"  --driver     read requests as text lines on stdin (tests)\n"
 		"  --no-pin     do not pin (driver tests only)\n"
+		"  --load-all   load both hooks' programs at start (by default\n"
+		"               the one a veth gets, tc where the kernel has\n"
+		"               tcx, else XDP; the other at its first device)\n"
 		"  --step-delay-us=N\n"
 		"               tests: each step of long work (taking over the\n"
 		"               pinned state, SYNC) sleeps N us, so that it\n"
@@ -66,7 +70,15 @@ static void umh_load_progress(void *arg)
 {
 	struct umh *u = arg;
 
-	u->progress(u);
+	u->progress(u, 0);
+}
+
+/* The attach worker's, while it loads a hook's program for request @seq. */
+static void umh_attach_progress(void *arg, __u32 seq)
+{
+	struct umh *u = arg;
+
+	u->progress(u, seq);
 }
 
 int main(int argc, char **argv)
@@ -80,6 +92,7 @@ int main(int argc, char **argv)
 		{ "step-delay-us", required_argument, NULL, 's' },
 		{ "driver", no_argument, NULL, 'd' },
 		{ "no-pin", no_argument, NULL, 'n' },
+		{ "load-all", no_argument, NULL, 'a' },
 		{ "cleanup", no_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -87,6 +100,8 @@ int main(int argc, char **argv)
 	};
 	enum log_dest dest = LOG_DEST_STDERR;
 	bool driver = false, pin = true, verbose = false, cleanup = false;
+	bool load_all = false;
+	enum dp_hook hook;
 	unsigned long max_masks = XDP_FLOW_MAX_MASKS - 1;
 	unsigned long max_flows = XDP_FLOW_DEFAULT_FLOWS;
 	unsigned long max_rules = XDP_FLOW_MAX_RULES;
@@ -141,6 +156,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			pin = false;
+			break;
+		case 'a':
+			load_all = true;
 			break;
 		case 'c':
 			cleanup = true;
@@ -217,14 +235,25 @@ int main(int argc, char **argv)
 	if (!u.skel)
 		return 1;
 	u.table = table_new(u.skel);
-	u.attach = u.table ? attach_new(dp_prog_fd(u.skel),
-					dp_tc_prog_fd(u.skel), u.pin_fd) : NULL;
+	u.attach = u.table ? attach_new(u.skel, u.pin_fd,
+					u.progress ? umh_attach_progress : NULL,
+					&u) : NULL;
 	if (!u.table || !u.attach) {
 		pr_err("out of memory");
 		goto out;
 	}
 	if (table_set_limits(u.table, max_masks, max_flows))
 		goto out;	/* checked above */
+	/*
+	 * The program of the hook a veth gets by default (tc where the
+	 * kernel has tcx) now, before HELLO: its first rule then acts in XDP
+	 * when TC returns. The other hook's waits for its first device.
+	 */
+	hook = attach_default_hook();
+	if (attach_load(u.attach, hook) ||
+	    (load_all && attach_load(u.attach, hook == DP_HOOK_TC ?
+				     DP_HOOK_XDP : DP_HOOK_TC)))
+		goto out;	/* dp_hook_load() said why */
 	/* Taking over a large state takes a while: say so, HELLO comes. */
 	table_set_progress(u.table, umh_progress, &u);
 	if (table_recover(u.table) || attach_recover(u.attach)) {

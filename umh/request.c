@@ -98,7 +98,7 @@ void umh_progress(void *arg)
 		return;
 	u->progress_ms = now;
 	if (u->progress)
-		u->progress(u);
+		u->progress(u, u->progress_seq);
 }
 
 /*

@@ -33,6 +33,12 @@ void log_msg(int level, const char *fmt, ...)
 /* bpf.c: the XDP program and its maps */
 struct xdp_flow_bpf;
 
+enum dp_hook {
+	DP_HOOK_XDP,
+	DP_HOOK_TC,		/* TC-BPF at ingress through tcx */
+	DP_NR_HOOKS,
+};
+
 long long dp_now_us(void);
 long long dp_now_ms(void);
 bool dp_bpffs_mounted(void);
@@ -50,8 +56,12 @@ struct xdp_flow_bpf *dp_open(int pin_fd, unsigned int flow_entries,
 			     void (*progress)(void *arg), void *arg);
 void dp_close(struct xdp_flow_bpf *skel);
 int dp_unpin(struct xdp_flow_bpf *skel, int pin_fd, const char *pin_dir);
-int dp_prog_fd(struct xdp_flow_bpf *skel);
-int dp_tc_prog_fd(struct xdp_flow_bpf *skel);
+struct xdp_flow_bpf *dp_hook_load(struct xdp_flow_bpf *skel,
+				  enum dp_hook hook,
+				  void (*progress)(void *arg), void *arg);
+int dp_hook_fd(struct xdp_flow_bpf *inst, enum dp_hook hook);
+int dp_maps_prog_fd(struct xdp_flow_bpf *skel);
+int dp_tc_maps_prog_fd(struct xdp_flow_bpf *skel);
 
 /* ftab.c: the XDP flow table, written in place */
 struct ftab;
@@ -112,8 +122,13 @@ unsigned int table_mask_count(const struct table *t);
 /* attach.c: datapath links, done by a worker thread (attaching takes rtnl) */
 struct attach;
 
+/* tcx (6.6): newer than the uapi headers this may be built with. */
+#define XF_BPF_TCX_INGRESS	46
+#define XF_BPF_LINK_TYPE_TCX	11
+
 typedef void (*attach_done_fn)(void *arg, __u32 seq, int err,
 			       const char *msg);
+typedef void (*attach_progress_fn)(void *arg, __u32 seq);
 
 enum attach_op {
 	ATTACH_OP_ATTACH,
@@ -121,7 +136,10 @@ enum attach_op {
 	ATTACH_OP_SYNC,		/* detach every link not attached since replay */
 };
 
-struct attach *attach_new(int prog_fd, int tc_prog_fd, int pin_fd);
+struct attach *attach_new(struct xdp_flow_bpf *skel, int pin_fd,
+			  attach_progress_fn progress, void *arg);
+int attach_load(struct attach *a, enum dp_hook hook);
+enum dp_hook attach_default_hook(void);
 void attach_free(struct attach *a);
 int attach_recover(struct attach *a);
 void attach_begin_replay(struct attach *a);
@@ -154,7 +172,8 @@ struct umh {
 	void *transport;
 	int reply_fd;			/* the module's channel for replies */
 	int family;			/* the module's genl family id */
-	void (*progress)(struct umh *u);	/* the transport's report */
+	/* The transport's report that request @seq goes on. */
+	void (*progress)(struct umh *u, __u32 seq);
 	__u32 progress_seq;		/* the request being served; 0 before
 					 * HELLO
 					 */
@@ -185,7 +204,7 @@ struct nl_sock;
 struct nl_msg;
 
 int genl_check_family(void);
-void genl_progress(struct umh *u);
+void genl_progress(struct umh *u, __u32 seq);
 int genl_connect_kernel(struct nl_sock *sk);
 int genl_from_kernel(struct nl_msg *msg, void *arg);
 int genl_run(struct umh *u);

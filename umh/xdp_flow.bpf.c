@@ -218,4 +218,36 @@ int xdp_flow_tc(struct __sk_buff *skb)
 	return tc_redirect(skb, v.ifindex);
 }
 
+/* ------------------------------------------------------ the module's maps
+ *
+ * The module takes the maps it writes itself (the gate, the held rules, the
+ * counters, the egress, peers and ingress: net/xdp_flow/dpmaps.c) from the
+ * programs the helper names in HELLO, by the maps those programs use. These
+ * two use them and do nothing else, and are never attached: the helper
+ * loads them at once, and each hook's program above only when the first
+ * device of that hook is attached, so that a helper start verifies one
+ * program, not both.
+ */
+SEC("xdp")
+int xf_maps(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+
+	bpf_map_lookup_elem(&xf_gate, &zero);
+	bpf_map_lookup_elem(&xf_held, &zero);
+	bpf_map_lookup_elem(&xf_counters, &zero);
+	bpf_map_lookup_elem(&xf_egress, &zero);
+	return XDP_PASS;
+}
+
+SEC("tc")
+int xf_maps_tc(struct __sk_buff *skb)
+{
+	__u32 zero = 0;
+
+	bpf_map_lookup_elem(&xf_peers, &zero);
+	bpf_map_lookup_elem(&xf_ingress, &zero);
+	return TCX_NEXT;
+}
+
 char LICENSE[] SEC("license") = "GPL";

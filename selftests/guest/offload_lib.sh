@@ -217,10 +217,12 @@ xf_dp_linked()
 # wait_dev_attached <dev> [timeout_s]: enabled, and, once it has offloaded
 # rules, the datapath on it (state attached; for the xdp hook also an XDP
 # program in ip link). A device without offloaded rules is idle: nothing
-# is attached to it, and that is success too.
+# is attached to it, and that is success too. The timeout is at this
+# kernel's pace (XF_PACE): the first device of the hook the helper did not
+# load at start waits for its program's verification.
 wait_dev_attached()
 {
-	local dev=$1 end=$((SECONDS + ${2:-10})) st
+	local dev=$1 end=$((SECONDS + ${2:-10} * ${XF_PACE:-1})) st
 
 	while :; do
 		st=$(xf_dev_state "$dev")

@@ -46,8 +46,8 @@ log_setup "setup: the mutant builds exist: $MUTANTS"
 # kernel's own are loaded below): a mutant's datapath is the real one but
 # for one fault, and one this kernel's verifier refuses says that the real
 # one is near a limit here (6.1's refused mask_dst's combined stack once).
-# The helper in its test driver mode loads its programs, answers the
-# shutdown, exits.
+# The helper in its test driver mode loads both hooks' programs
+# (--load-all), answers the shutdown, exits.
 others=
 for m in $ALL_MUTANTS; do
 	[[ " $MUTANTS " == *" $m "* ]] || others+=" $m"
@@ -58,7 +58,7 @@ if [ -n "$others" ]; then
 	for m in $others; do
 		out=$(echo shutdown | timeout $((120 * XF_PACE)) \
 			"$XF_ROOT/umh/xdp_flow_umh_mutant_$m" --driver --no-pin \
-			--log=stderr --max-rules=2048 --max-flows=1024 2>&1)
+			--load-all --log=stderr --max-rules=2048 --max-flows=1024 2>&1)
 		if [ $? -ne 0 ] || ! grep -qx ok <<<"$out"; then
 			bad+=" $m"
 			echo "$out" | tail -n 5 | sed "s/^/# $m: /"

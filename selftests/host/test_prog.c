@@ -37,6 +37,8 @@
 static struct xdp_flow_bpf *skel;
 static struct table *tbl;
 static int prog_fd;
+/* The instance of the object that holds prog_fd (dp_hook_load()). */
+static struct xdp_flow_bpf *prog_inst;
 /* Running the TC hook's program: its verdicts are mapped to XDP's. */
 static bool tc_hook;
 static int failures, group_failed;
@@ -745,6 +747,18 @@ static void ingress_set(const __u8 *mac)
 	if (mac ? bpf_map_update_elem(fd, &(__u32){ IFINDEX }, &in, BPF_ANY) :
 	    bpf_map_delete_elem(fd, &(__u32){ IFINDEX }))
 		fail("cannot write xf_ingress: %s", strerror(errno));
+}
+
+/*
+ * The program of @hook on skel's maps, as the helper loads it at the first
+ * device of that hook, in prog_fd; the instance that held the last one is
+ * the caller's to close.
+ */
+static int use_hook(enum dp_hook hook)
+{
+	prog_inst = dp_hook_load(skel, hook, NULL, NULL);
+	prog_fd = prog_inst ? dp_hook_fd(prog_inst, hook) : -1;
+	return prog_inst ? 0 : -1;
 }
 
 /* dp_open(), and IFINDEX taken as a target with an empty egress path. */
@@ -2977,17 +2991,21 @@ struct fixtures {
 	struct xdp_flow_bpf *skel;
 	struct table *tbl;
 	int prog_fd;
+	struct xdp_flow_bpf *prog_inst;
 };
 
 /* Frees the case's own tables and program, and puts @keep back. */
 static void own_tables_end(const struct fixtures *keep)
 {
 	table_free(tbl);
+	if (prog_inst && prog_inst != keep->prog_inst)
+		dp_close(prog_inst);
 	if (skel)
 		dp_close(skel);
 	skel = keep->skel;
 	tbl = keep->tbl;
 	prog_fd = keep->prog_fd;
+	prog_inst = keep->prog_inst;
 }
 
 /*
@@ -2999,7 +3017,7 @@ static void own_tables_end(const struct fixtures *keep)
  */
 static void test_capacity(void)
 {
-	struct fixtures keep = { skel, tbl, prog_fd };
+	struct fixtures keep = { skel, tbl, prog_fd, prog_inst };
 	const unsigned int n = XDP_FLOW_MAX_FLOWS / 64;
 	char msg[UMH_MSG_LEN], dst[32];
 	struct timespec t0, t1;
@@ -3015,7 +3033,10 @@ static void test_capacity(void)
 		fail("cannot set up tables for %u flow entries", XDP_FLOW_MAX_FLOWS);
 		goto out;
 	}
-	prog_fd = dp_prog_fd(skel);
+	if (use_hook(DP_HOOK_XDP)) {
+		fail("cannot load the XDP program");
+		goto out;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < n; i++)
 		if (add("id=%u prio=1 dev=%d dst_ip=10.%u.%u.%u ip_proto=udp src_range=1-255 dst_range=1-255 action=drop",
@@ -3055,7 +3076,7 @@ out:
  */
 static void test_max_rules(void)
 {
-	struct fixtures keep = { skel, tbl, prog_fd };
+	struct fixtures keep = { skel, tbl, prog_fd, prog_inst };
 	const __u32 base = XDP_FLOW_MIN_RULES - XDP_FLOW_MAX_SHIELDS;
 	struct xdp_flow_rule shield = shield_rule;
 	char msg[UMH_MSG_LEN];
@@ -3069,7 +3090,10 @@ static void test_max_rules(void)
 		fail("cannot set up tables for %u rule ids", XDP_FLOW_MIN_RULES);
 		goto out;
 	}
-	prog_fd = dp_prog_fd(skel);
+	if (use_hook(DP_HOOK_XDP)) {
+		fail("cannot load the XDP program");
+		goto out;
+	}
 	if (bpf_map__max_entries(skel->maps.xf_counters) !=
 	    XDP_FLOW_MIN_RULES / XDP_FLOW_COUNTER_CHUNK)
 		fail("counters sized for %u chunks",
@@ -3117,7 +3141,7 @@ static unsigned int counter_chunks(void)
  */
 static void test_counter_chunks(void)
 {
-	struct fixtures keep = { skel, tbl, prog_fd };
+	struct fixtures keep = { skel, tbl, prog_fd, prog_inst };
 	const unsigned int many = 4 * XDP_FLOW_COUNTER_CHUNK;
 	const __u32 last = many - 1;
 	struct frame f = udp4("10.9.9.9", "10.1.15.255", 1, 2);
@@ -3131,7 +3155,10 @@ static void test_counter_chunks(void)
 		fail("cannot set up tables");
 		goto out;
 	}
-	prog_fd = dp_prog_fd(skel);
+	if (use_hook(DP_HOOK_XDP)) {
+		fail("cannot load the XDP program");
+		goto out;
+	}
 	n = counter_chunks();
 	if (n)
 		fail("%u chunks of counters without a rule", n);
@@ -3230,7 +3257,10 @@ int main(int argc, char **argv)
 		printf("not ok - load the XDP program # %s\n", strerror(errno));
 		return 1;
 	}
-	prog_fd = dp_prog_fd(skel);
+	if (use_hook(DP_HOOK_XDP)) {
+		printf("not ok - load the XDP program # %s\n", strerror(errno));
+		return 1;
+	}
 	tbl = table_new(skel);
 	if (!tbl || table_recover(tbl)) {
 		printf("not ok - table setup\n");
@@ -3249,7 +3279,12 @@ int main(int argc, char **argv)
 
 	/* The same cases through the TC hook's program (same maps). */
 	tc_hook = true;
-	prog_fd = dp_tc_prog_fd(skel);
+	dp_close(prog_inst);
+	if (use_hook(DP_HOOK_TC)) {
+		printf("not ok - load the TC hook's program # %s\n",
+		       strerror(errno));
+		return 1;
+	}
 	test_all();
 	measure();
 	tc_hook = false;
@@ -3258,6 +3293,7 @@ int main(int argc, char **argv)
 
 	table_free(tbl);
 	tun_inject__destroy(inject);
+	dp_close(prog_inst);
 	dp_close(skel);
 	return failures ? 1 : 0;
 }
