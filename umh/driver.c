@@ -14,7 +14,7 @@
  *       [dst_port=P[/M]] [src_range=MIN-MAX] [dst_range=MIN-MAX]
  *       [tcp_flags=F[/M]] [frag=F[/M]] [icmp_type=T]
  *       [icmp_code=C] [enc_key_id=K[/M]] [enc_src=A[/len]]
- *       [enc_dst=A[/len]] [enc_tos=T[/M]] [enc_ttl=T[/M]]
+ *       [enc_dst=A[/len]] (an IPv6 one whole) [enc_tos=T[/M]] [enc_ttl=T[/M]]
  *       [enc_opt_len=L[/M]] [enc_opts=0x<16 hex digits>[/M]]
  *       action=drop|pass|redirect:<dev|ifindex>|tunnel_unset|...
  *   del id=N      stats [id=N]      hello      sync      shutdown
@@ -266,15 +266,21 @@ static int parse_action(const char *s, struct xdp_flow_rule *r)
 	return 0;
 }
 
-/* enc_<name>=<val>: a tunnel metadata field; an address is IPv4. */
-static int parse_enc(const char *name, const char *val, struct xdp_flow_key *k,
-		     struct xdp_flow_key *m)
+/*
+ * enc_<name>=<val>: a tunnel metadata field, of IPv4 metadata unless an
+ * address is IPv6 (whole: the key gets its digest, @r->enc6 the address).
+ */
+static int parse_enc(const char *name, const char *val,
+		     struct xdp_flow_rule *r)
 {
+	struct xdp_flow_key *k = &r->key, *m = &r->mask;
 	__be32 a[4], am[4];
+	__u8 *addr;
 	__be16 proto;
 	int err;
 
-	k->enc_addr = XDP_FLOW_ENC_IPV4;
+	if (!k->enc_addr)
+		k->enc_addr = XDP_FLOW_ENC_IPV4;
 	m->enc_addr = 0xff;
 	if (!strcmp(name, "key_id"))
 		return parse_num(val, &k->enc_key_id, &m->enc_key_id, 4);
@@ -290,8 +296,18 @@ static int parse_enc(const char *name, const char *val, struct xdp_flow_key *k,
 	if (strcmp(name, "src") && strcmp(name, "dst"))
 		return -ENOENT;
 	err = parse_ip(val, a, am, &proto);
-	if (err || proto != htons(ETH_P_IP))
+	if (err)
 		return -EINVAL;
+	if (proto == htons(ETH_P_IPV6)) {
+		if ((am[0] & am[1] & am[2] & am[3]) != 0xffffffff)
+			return -EINVAL;
+		addr = !strcmp(name, "src") ? r->enc6.src : r->enc6.dst;
+		memcpy(addr, a, 16);
+		k->enc_addr = XDP_FLOW_ENC_IPV6;
+		r->flags |= XDP_FLOW_RULE_F_ENC6;
+		a[0] = xdp_flow_enc6_digest(addr);
+		am[0] = 0xffffffff;
+	}
 	if (!strcmp(name, "src")) {
 		k->enc_src = a[0];
 		m->enc_src = am[0];
@@ -396,7 +412,7 @@ static int parse_field(const char *name, const char *val,
 	if (!strcmp(name, "dst_port") || !strcmp(name, "icmp_code"))
 		return parse_num(val, &k->l4_dst, &m->l4_dst, 2);
 	if (!strncmp(name, "enc_", 4))
-		return parse_enc(name + 4, val, k, m);
+		return parse_enc(name + 4, val, r);
 	if (!strcmp(name, "src_range"))
 		return parse_range(val, &r->l4_src_range);
 	if (!strcmp(name, "dst_range"))

@@ -303,6 +303,24 @@ static bool is_shield_id(const struct table *t, __u32 id)
 	return id >= shield_id_base(t) && id < t->max_rules;
 }
 
+/*
+ * A rule of outer IPv6 addresses: it matches IPv6 metadata, and its key
+ * holds the digest of each address it names whole.
+ */
+static bool enc6_ok(const struct xdp_flow_rule *r)
+{
+	const struct xdp_flow_key *k = &r->key, *m = &r->mask;
+
+	if (!(r->flags & XDP_FLOW_RULE_F_ENC6))
+		return true;
+	return k->enc_addr == XDP_FLOW_ENC_IPV6 && m->enc_addr == 0xff &&
+	       (m->enc_src || m->enc_dst) &&
+	       (!m->enc_src || (m->enc_src == 0xffffffff &&
+				k->enc_src == xdp_flow_enc6_digest(r->enc6.src))) &&
+	       (!m->enc_dst || (m->enc_dst == 0xffffffff &&
+				k->enc_dst == xdp_flow_enc6_digest(r->enc6.dst)));
+}
+
 /* A shield matches every frame of one device and hands it to the stack. */
 static bool shield_ok(const struct xdp_flow_rule *r)
 {
@@ -326,8 +344,15 @@ int rule_check(const struct table *t, const struct xdp_flow_rule *r,
 		return -EINVAL;
 	}
 	if (r->flags & ~(XDP_FLOW_RULE_F_SOFTWARE | XDP_FLOW_RULE_F_NFTABLES |
-			 XDP_FLOW_RULE_F_SHIELD | XDP_FLOW_RULE_F_FLOWTABLE)) {
+			 XDP_FLOW_RULE_F_SHIELD | XDP_FLOW_RULE_F_FLOWTABLE |
+			 XDP_FLOW_RULE_F_ENC6)) {
 		snprintf(msg, len, "unknown rule flags 0x%x", r->flags);
+		return -EINVAL;
+	}
+	if (!enc6_ok(r)) {
+		snprintf(msg, len,
+			 "rule %u: outer IPv6 addresses are matched whole, by their digests in the key",
+			 r->id);
 		return -EINVAL;
 	}
 	if (!(r->flags & XDP_FLOW_RULE_F_SHIELD) != !is_shield_id(t, r->id) ||

@@ -393,11 +393,12 @@ static __always_inline int ctx_tunnel_opts(void *ctx, const enum xf_hook hook,
 }
 _Static_assert(XDP_FLOW_TUN_OPTS_MAX == 12, "ctx_tunnel_opts() has a case a size");
 
-/* bpf_skb_get_tunnel_key()'s error for a frame without metadata (any
- * other, -EPROTO for IPv6 metadata, sends the frame to the stack), and
- * bpf_skb_get_tunnel_opt()'s for metadata without options.
+/* bpf_skb_get_tunnel_key()'s error for a frame without metadata, and for
+ * metadata of the other family than asked for (any other sends the frame
+ * to the stack); bpf_skb_get_tunnel_opt()'s for metadata without options.
  */
 #define XF_EINVAL	22
+#define XF_EPROTO	71
 #define XF_ENOENT	2
 /* TUNNEL_GENEVE_OPT, as bpf_skb_get_tunnel_key() gives the metadata's
  * flags (BPF_F_TUNINFO_FLAGS, Linux 6.0)
@@ -438,15 +439,17 @@ static __always_inline int tc_tunnel_opts(struct __sk_buff *skb,
 /*
  * The tunnel metadata the frame carries into the key's enc_ fields, as
  * flower's dissector reads it (skb_flow_dissect_tunnel_info()): the TC
- * hook's, its options too where @tun has XDP_FLOW_GEN_OPTS. A function of
- * its own, so that the 44 bytes it reads stay off the stack of the
- * deepest call chain (Linux 6.1 allows 512 bytes in all). Returns -1 for
- * a frame with IPv6 metadata, which the key cannot hold: the stack's.
+ * hook's, its options too where @tun has XDP_FLOW_GEN_OPTS. Outer IPv6
+ * addresses go into the key as their digests, and whole into xf_enc6_buf.
+ * A function of its own, so that the 44 bytes it reads stay off the stack
+ * of the deepest call chain (Linux 6.1 allows 512 bytes in all).
  */
 __noinline int xdp_flow_tc_tunnel_key(struct __sk_buff *skb,
 				      struct xdp_flow_key *key, __u64 tun)
 {
+	struct xdp_flow_enc6 *e6;
 	struct bpf_tunnel_key k;
+	__u32 zero = 0;
 	long err;
 
 	if (!skb || !key)
@@ -454,14 +457,28 @@ __noinline int xdp_flow_tc_tunnel_key(struct __sk_buff *skb,
 	err = bpf_skb_get_tunnel_key(skb, &k, sizeof(k), BPF_F_TUNINFO_FLAGS);
 	if (err == -XF_EINVAL)
 		return 0;
-	if (err)
+	if (err && err != -XF_EPROTO)
 		return -1;
+	if (err) {
+		err = bpf_skb_get_tunnel_key(skb, &k, sizeof(k),
+					     BPF_F_TUNINFO_FLAGS |
+					     BPF_F_TUNINFO_IPV6);
+		e6 = bpf_map_lookup_elem(&xf_enc6_buf, &zero);
+		if (err || !e6)
+			return -1;
+		__builtin_memcpy(e6->src, k.remote_ipv6, sizeof(e6->src));
+		__builtin_memcpy(e6->dst, k.local_ipv6, sizeof(e6->dst));
+		key->enc_addr = XDP_FLOW_ENC_IPV6;
+		key->enc_src = xdp_flow_enc6_digest(e6->src);
+		key->enc_dst = xdp_flow_enc6_digest(e6->dst);
+	} else {
+		key->enc_addr = XDP_FLOW_ENC_IPV4;
+		key->enc_src = bpf_htonl(k.remote_ipv4);
+		key->enc_dst = bpf_htonl(k.local_ipv4);
+	}
 	key->enc_key_id = bpf_htonl(k.tunnel_id);
 	key->enc_tos = k.tunnel_tos;
 	key->enc_ttl = k.tunnel_ttl;
-	key->enc_addr = XDP_FLOW_ENC_IPV4;
-	key->enc_src = bpf_htonl(k.remote_ipv4);
-	key->enc_dst = bpf_htonl(k.local_ipv4);
 	if (tun & XDP_FLOW_GEN_OPTS)
 		return tc_tunnel_opts(skb, key, k.tunnel_flags);
 	return 0;

@@ -506,6 +506,36 @@ static __always_inline int rule_gated(const struct xdp_flow_dp_rule *rule,
 }
 
 /*
+ * Whether the outer IPv6 addresses of the frame (xf_enc6_buf) are those
+ * rule @id matches, whose digests the key found it by: a collision of
+ * digests sends the frame to the stack. A global function, checked once.
+ */
+__noinline int xdp_flow_enc6_same(__u32 id)
+{
+	const struct xdp_flow_rule *def;
+	const struct xdp_flow_enc6 *e6;
+	const __u32 *a, *b;
+	__u32 zero = 0;
+	int i;
+
+	def = bpf_map_lookup_elem(&xf_rule_defs, &id);
+	e6 = bpf_map_lookup_elem(&xf_enc6_buf, &zero);
+	if (!def || !e6)
+		return 0;
+	a = (const __u32 *)def->enc6.src;
+	b = (const __u32 *)e6->src;
+	for (i = 0; i < 4 && def->mask.enc_src; i++)
+		if (a[i] != b[i])
+			return 0;
+	a = (const __u32 *)def->enc6.dst;
+	b = (const __u32 *)e6->dst;
+	for (i = 0; i < 4 && def->mask.enc_dst; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+/*
  * One step of the goto chain, the @hops-th: looks @key up and reads the
  * rule. Returns 1 when the rule is a goto to follow (@key's chain is set
  * for the next step), 0 when the rule decides (@act and @n are its last
@@ -553,11 +583,17 @@ static __always_inline int flow_step(struct xdp_flow_key *key, __u64 h,
 	if (rule->flags & XDP_FLOW_RULE_F_SOFTWARE || *n == 0 ||
 	    *n > XDP_FLOW_MAX_ACTIONS)
 		return -1;
+	if (rule->flags & XDP_FLOW_RULE_F_ENC6 &&
+	    !xdp_flow_enc6_same(v->rule_id))
+		return -1;
 	/* The last action decides; rewrites come before a redirect only. */
 	*act = &rule->actions[(*n - 1) & (XDP_FLOW_MAX_ACTIONS - 1)];
 	if ((*act)->id != XDP_FLOW_ACTION_GOTO) {
 		v->hops = hops;
-		if (slot && *n == 1)
+		/* Not for a rule that also compares what the key only
+		 * holds digests of.
+		 */
+		if (slot && *n == 1 && !(rule->flags & XDP_FLOW_RULE_F_ENC6))
 			*slot = emc_act(*act);
 		return 0;
 	}

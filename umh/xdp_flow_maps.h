@@ -173,6 +173,18 @@ struct {
 	__type(value, struct xdp_flow_emc_set);
 } xf_emc SEC(".maps");
 
+/*
+ * The tc hook's record of the outer IPv6 addresses of the frame being
+ * classified, whose key holds their digests (xdp_flow_ctx.h), for the
+ * rules that match them whole (xdp_flow_lookup.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_flow_enc6);
+} xf_enc6_buf SEC(".maps");
+
 /* The tc hook's buffer for a frame's tunnel options (xdp_flow_ctx.h): at
  * least as large as any (their length is a u8).
  */

@@ -14,6 +14,7 @@
 #include <linux/in.h>
 #include <net/flow_offload.h>
 #include <net/geneve.h>
+#include <net/ipv6.h>
 
 #include "xdp_flow.h"
 
@@ -499,11 +500,49 @@ static const char *xdp_flow_match_enc_opts(struct flow_rule *fr,
 }
 
 /*
+ * Outer IPv6 addresses, matched whole or not at all: the key holds their
+ * digests, @rule->enc6 the addresses (the program compares them on a hit).
+ */
+static const char *xdp_flow_match_enc6(struct flow_rule *fr,
+				       struct xdp_flow_rule *rule,
+				       struct xdp_flow_key *ek,
+				       struct xdp_flow_key *em)
+{
+	static const struct in6_addr all = {
+		.s6_addr = { [0 ... 15] = 0xff }
+	};
+	struct flow_match_ipv6_addrs match;
+	const struct in6_addr *src_m, *dst_m;
+
+	flow_rule_match_enc_ipv6_addrs(fr, &match);
+	src_m = &match.mask->src;
+	dst_m = &match.mask->dst;
+	if ((!ipv6_addr_any(src_m) && !ipv6_addr_equal(src_m, &all)) ||
+	    (!ipv6_addr_any(dst_m) && !ipv6_addr_equal(dst_m, &all)))
+		return "xdp_flow: outer IPv6 addresses are offloaded whole (/128) only";
+	if (ipv6_addr_equal(src_m, &all)) {
+		memcpy(rule->enc6.src, &match.key->src, 16);
+		ek->enc_src = (__force __be32)
+			      xdp_flow_enc6_digest(rule->enc6.src);
+		em->enc_src = htonl(0xffffffff);
+	}
+	if (ipv6_addr_equal(dst_m, &all)) {
+		memcpy(rule->enc6.dst, &match.key->dst, 16);
+		ek->enc_dst = (__force __be32)
+			      xdp_flow_enc6_digest(rule->enc6.dst);
+		em->enc_dst = htonl(0xffffffff);
+	}
+	if (em->enc_src || em->enc_dst)
+		rule->flags |= XDP_FLOW_RULE_F_ENC6;
+	return NULL;
+}
+
+/*
  * The tunnel metadata (enc_*), which the tc hook reads as flower's
- * dissector does (skb_flow_dissect_tunnel_info()): key, outer IPv4
- * addresses, TOS and TTL, Geneve options, and whether there is IPv4
- * metadata at all (flower's enc_control address type, which its address
- * matches imply).
+ * dissector does (skb_flow_dissect_tunnel_info()): key, outer IPv4 or
+ * IPv6 addresses, TOS and TTL, Geneve options, and the family of the
+ * metadata (flower's enc_control address type, which its address matches
+ * imply).
  * The metadata's UDP ports are not in the key: a tunnel device's own
  * receive path gives every frame its port as the destination, so a
  * destination port match on a VXLAN or Geneve device is decided here. A
@@ -511,10 +550,11 @@ static const char *xdp_flow_match_enc_opts(struct flow_rule *fr,
  */
 static const char *xdp_flow_match_enc(struct flow_rule *fr, u64 used,
 				      const struct xdp_flow_target *t,
-				      struct xdp_flow_key *k,
-				      struct xdp_flow_key *m)
+				      struct xdp_flow_rule *rule)
 {
+	struct xdp_flow_key *k = &rule->key, *m = &rule->mask;
 	struct xdp_flow_key ek = {}, em = {};
+	const char *why;
 
 	if (!t->tc_hook)
 		return "xdp_flow: the XDP hook does not offload tunnel (enc_*) matches (tc does)";
@@ -528,16 +568,20 @@ static const char *xdp_flow_match_enc(struct flow_rule *fr, u64 used,
 		if (match.mask->flags)
 			return "xdp_flow: cannot offload enc_ ip_flags matches";
 		if (match.mask->addr_type) {
-			if (match.key->addr_type != FLOW_DISSECTOR_KEY_IPV4_ADDRS)
-				return "xdp_flow: tunnel matches are offloaded over IPv4 only";
-			ek.enc_addr = XDP_FLOW_ENC_IPV4;
+			if (match.key->addr_type == FLOW_DISSECTOR_KEY_IPV4_ADDRS)
+				ek.enc_addr = XDP_FLOW_ENC_IPV4;
+			else if (match.key->addr_type == FLOW_DISSECTOR_KEY_IPV6_ADDRS)
+				ek.enc_addr = XDP_FLOW_ENC_IPV6;
+			else
+				return "xdp_flow: tunnel matches need IPv4 or IPv6 metadata";
 			em.enc_addr = 0xff;
 		}
 	}
 	if (!ek.enc_addr && (used & (BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV4_ADDRS) |
 				     BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV6_ADDRS))))
 		return "xdp_flow: cannot offload tunnel address matches without their family";
-	if (ek.enc_addr && (used & BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV4_ADDRS))) {
+	if (ek.enc_addr == XDP_FLOW_ENC_IPV4 &&
+	    (used & BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV4_ADDRS))) {
 		struct flow_match_ipv4_addrs match;
 
 		flow_rule_match_enc_ipv4_addrs(fr, &match);
@@ -576,8 +620,14 @@ static const char *xdp_flow_match_enc(struct flow_rule *fr, u64 used,
 			return "xdp_flow: enc_dst_port is not the tunnel device's port";
 	}
 	if (used & BIT_ULL(FLOW_DISSECTOR_KEY_ENC_OPTS)) {
-		const char *why = xdp_flow_match_enc_opts(fr, t, &ek, &em);
-
+		why = xdp_flow_match_enc_opts(fr, t, &ek, &em);
+		if (why)
+			return why;
+	}
+	/* Last: it is the one that writes more of @rule than the key. */
+	if (ek.enc_addr == XDP_FLOW_ENC_IPV6 &&
+	    (used & BIT_ULL(FLOW_DISSECTOR_KEY_ENC_IPV6_ADDRS))) {
+		why = xdp_flow_match_enc6(fr, rule, &ek, &em);
 		if (why)
 			return why;
 	}
@@ -625,17 +675,19 @@ static void xdp_flow_clear_vlan(struct xdp_flow_key *k, struct xdp_flow_key *m)
  * @proto: its protocol: TC's filter protocol, or nftables' (0: any)
  * @chain: its TC chain
  * @t: the device it is offered on
- * @k: gets the key
- * @m: gets the mask
+ * @rule: gets the key and the mask (and the outer IPv6 addresses the key
+ *	holds digests of)
  *
- * Fills @k and @m with every match the XDP program can do exactly.
+ * Fills @rule's key and mask with every match the XDP program can do
+ * exactly.
  *
  * Return: NULL, or the first reason why a match cannot be offloaded.
  */
 const char *xdp_flow_match(struct flow_rule *fr, __be16 proto, u32 chain,
 			   const struct xdp_flow_target *t,
-			   struct xdp_flow_key *k, struct xdp_flow_key *m)
+			   struct xdp_flow_rule *rule)
 {
+	struct xdp_flow_key *k = &rule->key, *m = &rule->mask;
 	struct flow_dissector *dissector = fr->match.dissector;
 	u64 used = dissector->used_keys;
 	const char *why = NULL, *msg;
@@ -692,7 +744,7 @@ const char *xdp_flow_match(struct flow_rule *fr, __be16 proto, u32 chain,
 		why = why ?: msg;
 	}
 	if (used & XDP_FLOW_ENC_KEYS) {
-		msg = xdp_flow_match_enc(fr, used, t, k, m);
+		msg = xdp_flow_match_enc(fr, used, t, rule);
 		why = why ?: msg;
 	}
 	if (t->vlan_hidden && xdp_flow_key_has_vlan(k, m)) {

@@ -41,6 +41,7 @@ static void xdp_flow_rule_reset(struct xdp_flow_rule *rule,
 	memset(rule->actions, 0, sizeof(rule->actions));
 	memset(&rule->l4_src_range, 0, sizeof(rule->l4_src_range));
 	memset(&rule->l4_dst_range, 0, sizeof(rule->l4_dst_range));
+	memset(&rule->enc6, 0, sizeof(rule->enc6));
 	rule->flags = 0;
 	rule->nr_actions = 0;
 	rule->ft_conn = 0;
@@ -66,6 +67,7 @@ static int xdp_flow_rule_finish(struct xdp_flow_rule *rule, const char *why,
 
 	xdp_flow_set_msg(extack, why);
 	memset(rule->actions, 0, sizeof(rule->actions));
+	memset(&rule->enc6, 0, sizeof(rule->enc6));
 	rule->flags = XDP_FLOW_RULE_F_SOFTWARE;
 	rule->nr_actions = 1;
 	rule->actions[0].id = XDP_FLOW_ACTION_PASS;
@@ -118,8 +120,7 @@ static int xdp_flow_translate_ft_flow(struct flow_cls_offload *f,
 
 	xdp_flow_rule_reset(rule, f, 0);
 	/* The offer's protocol is ETH_P_ALL, in host order: any. */
-	why = xdp_flow_match(fr, htons(ETH_P_ALL), 0, t, &rule->key,
-			     &rule->mask);
+	why = xdp_flow_match(fr, htons(ETH_P_ALL), 0, t, rule);
 	if (!why && (rule->mask.n_proto != htons(0xffff) ||
 		     (rule->key.n_proto != htons(ETH_P_IP) &&
 		      rule->key.n_proto != htons(ETH_P_IPV6))))
@@ -270,7 +271,7 @@ int xdp_flow_translate(struct flow_cls_offload *f,
 
 	xdp_flow_rule_reset(rule, f, f->common.chain_index);
 	why = xdp_flow_match(fr, f->common.protocol, f->common.chain_index, t,
-			     &rule->key, &rule->mask);
+			     rule);
 	if (fr->match.dissector->used_keys &
 	    BIT_ULL(FLOW_DISSECTOR_KEY_PORTS_RANGE)) {
 		const char *msg = xdp_flow_match_ports_range(fr, rule);

@@ -503,7 +503,7 @@ int xdp_flow_translate_other(struct flow_cls_offload *f,
 /* match.c: the XDP key of a rule */
 const char *xdp_flow_match(struct flow_rule *fr, __be16 proto, u32 chain,
 			   const struct xdp_flow_target *t,
-			   struct xdp_flow_key *k, struct xdp_flow_key *m);
+			   struct xdp_flow_rule *rule);
 const char *xdp_flow_match_ports_range(struct flow_rule *fr,
 				       struct xdp_flow_rule *rule);
 

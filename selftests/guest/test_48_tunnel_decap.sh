@@ -23,6 +23,10 @@
 # (16 bytes) the rule of one misses, as in TC (flower masks the length
 # with the rule's own), and the next rule takes the frames.
 #
+# An IPv6 underlay: the outer addresses matched whole (/128), the key
+# holding their digests and the rule the addresses; a rule of a prefix
+# stays in software with a message.
+#
 # tunnel_key unset: the tc hook cannot drop the metadata; veth drops it
 # as it hands the frame to its peer, so the rule runs only while nothing
 # is on the veth's transmit path: with a queueing qdisc on xfv0, TC runs
@@ -61,7 +65,7 @@ decap_rule()
 
 	# shellcheck disable=SC2086  # flags and matches: words
 	tc filter add dev "$dev" ingress pref "$pref" protocol ip flower \
-		verbose $flags enc_dst_ip 10.0.2.254 \
+		verbose $flags enc_dst_ip "$ENC_DST" \
 		${match:-enc_src_ip 10.0.2.1 enc_key_id $TUN_VNI} \
 		enc_dst_port "$port" dst_ip "$dst" \
 		action tunnel_key unset \
@@ -81,9 +85,11 @@ capture()
 		18-20,24-26 xfb "$dst" $N 9 18 4242 -- "udp:xfa/veth_a+$N" "$@"
 }
 
-# The metadata of the rule that decapsulates, of the two before it that
-# must miss (another key, another source), and what xdp-flow show lists
-# of the first (jq's query and its answer); decap_case's, set for each.
+# The metadata of the rule that decapsulates (the outer destination, the
+# rest), of the two before it that must miss (another key, another
+# source), and what xdp-flow show lists of the first (jq's query and its
+# answer); decap_case's, set for each.
+ENC_DST=10.0.2.254
 MATCH="enc_src_ip 10.0.2.1 enc_key_id $TUN_VNI"
 MISS1="enc_src_ip 10.0.2.1 enc_key_id $((TUN_VNI + 1))"
 MISS2="enc_src_ip 10.0.2.99 enc_key_id $TUN_VNI"
@@ -112,9 +118,9 @@ decap_case()
 	RET=0
 	# shellcheck disable=SC2086  # the matches: words
 	out=$(tc filter add dev "$dev" ingress pref 1 protocol ip flower \
-		enc_dst_ip 10.0.2.254 $MISS1 dst_ip "$dst" action drop 2>&1 &&
+		enc_dst_ip "$ENC_DST" $MISS1 dst_ip "$dst" action drop 2>&1 &&
 	      tc filter add dev "$dev" ingress pref 2 protocol ip flower \
-		enc_dst_ip 10.0.2.254 $MISS2 dst_ip "$dst" action drop 2>&1)
+		enc_dst_ip "$ENC_DST" $MISS2 dst_ip "$dst" action drop 2>&1)
 	check_err $? "tc filter add (other metadata) failed: $out"
 	out=$(decap_rule "$dev" $PREF "$dst" "" "$MATCH" xfv0 "$port")
 	check_err $? "tc filter add failed: $out"
@@ -234,6 +240,53 @@ send_expect xfb 192.168.43.1 $N 9 18 4242 -- "udp:xfa/veth_a+$N" \
 	"fn:tunnel_act_stat/xfg/4/hw_packets+$hw4"
 tc filter del dev xfg ingress
 log_test "geneve-options, two options: the rule of one misses (its length's bits), the next takes the $N frames ($hw4 in hardware)"
+
+# An IPv6 underlay: vx6 in xfb sends VNI 44 from fd00:2::1 to the host's
+# fd00:2::fe on xfv1, where xfx (external: both families) takes it. The
+# rule matches both outer addresses whole; the rules before it another
+# source and another key.
+VNI6=$((TUN_VNI + 2))
+RET=0
+ip netns exec xfb sysctl -qw net.ipv6.conf.veth_b.disable_ipv6=0 &&
+	sysctl -qw net.ipv6.conf.xfv1.disable_ipv6=0 &&
+	ip -n xfb addr add fd00:2::1/64 dev veth_b nodad &&
+	ip addr add fd00:2::fe/64 dev xfv1 nodad &&
+	ip -n xfb neigh replace fd00:2::fe lladdr "$XF_MAC_XFV1" dev veth_b nud permanent &&
+	ip neigh replace fd00:2::1 lladdr "$XF_MAC_VETH_B" dev xfv1 nud permanent &&
+	ip -n xfb link add vx6 address "$XF_MAC_XFV0" type vxlan id $VNI6 \
+		local fd00:2::1 remote fd00:2::fe dstport 4789 dev veth_b &&
+	ip netns exec xfb sysctl -qw net.ipv6.conf.vx6.disable_ipv6=1 &&
+	ip -n xfb addr add 192.168.44.2/24 dev vx6 &&
+	ip -n xfb link set vx6 up &&
+	ip -n xfb neigh replace 192.168.44.1 lladdr "$XF_MAC_VETH_A" dev vx6 nud permanent &&
+	ip -n xfa addr add 192.168.44.1/32 dev veth_a
+check_err $? "cannot set up the IPv6 underlay"
+log_setup "setup: vx6 in xfb, VNI $VNI6 from fd00:2::1 to fd00:2::fe over veth_b"
+
+ENC_DST=fd00:2::fe
+MATCH="enc_src_ip fd00:2::1 enc_key_id $VNI6"
+MISS1="enc_src_ip fd00:2::1 enc_key_id $((VNI6 + 1))"
+MISS2="enc_src_ip fd00:2::99 enc_key_id $VNI6"
+SHOW_Q='[.key.enc_key_id, .key.enc_src_ip, .key.enc_dst_ip, [.actions[].kind]]'
+SHOW_A="[$VNI6,\"fd00:2::1/128\",\"fd00:2::fe/128\",[\"tunnel_unset\",\"redirect\"]]"
+decap_case vxlan-ipv6 xfx 4789 192.168.44.1
+
+RET=0
+out=$(decap_rule xfx 8 192.168.44.1 "" "enc_src_ip fd00:2::/64" xfv0 4789)
+check_err $? "tc filter add (an outer IPv6 prefix) failed: $out"
+[ "$(tc_hw_state "" xfx 8)" = not_in_hw ]
+check_err $? "a match on an outer IPv6 prefix is in_hw"
+if [ "$hook" = tc ]; then
+	echo "$out" | grep -q "outer IPv6 addresses are offloaded whole (/128) only"
+	check_err $? "tc printed no reason about the prefix: '$out'"
+fi
+send_expect xfb 192.168.44.1 $N 9 18 4242 -- "udp:xfa/veth_a+$N" \
+	"fn:tunnel_act_stat/xfx/8/packets+$N" \
+	"fn:tunnel_act_stat/xfx/8/hw_packets+0"
+tc filter del dev xfx ingress
+log_test "vxlan-ipv6: a rule of an outer IPv6 prefix stays in software, TC runs it for the $N frames"
+ENC_DST=10.0.2.254
+MATCH="enc_src_ip 10.0.2.1 enc_key_id $TUN_VNI geneve_opts $OPTS"
 
 RET=0
 out=$(decap_rule xfx 4 192.168.42.1 "" "" xfg 4789)

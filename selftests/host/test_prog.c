@@ -992,7 +992,7 @@ static void test_tunnel_decap(void)
  * The tunnel metadata of a decapsulated frame, as a tunnel device's
  * receive path gives it: tun_inject sets it, then tail-calls the TC
  * program (BPF_PROG_TEST_RUN gives none). @opts: its options, in hex;
- * @v6: IPv6 metadata (its addresses ::).
+ * @v6: IPv6 metadata, @src and @dst IPv6 addresses.
  */
 struct tun_meta {
 	__u32 id;
@@ -1015,12 +1015,14 @@ static bool expect_tun(const char *what, const struct frame *f,
 
 	c.key.tunnel_id = t->id;
 	c.key.tunnel_ttl = 64;
+	/* Set as transmit metadata, whose destination is the remote end:
+	 * read back as received, with the addresses swapped.
+	 */
 	if (t->v6) {
 		c.key_flags = BPF_F_TUNINFO_IPV6;
+		inet_pton(AF_INET6, t->src, c.key.local_ipv6);
+		inet_pton(AF_INET6, t->dst, c.key.remote_ipv6);
 	} else {
-		/* Set as transmit metadata, whose destination is the remote
-		 * end: read back as received, with the addresses swapped.
-		 */
 		inet_pton(AF_INET, t->src, &c.key.local_ipv4);
 		inet_pton(AF_INET, t->dst, &c.key.remote_ipv4);
 		c.key.remote_ipv4 = ntohl(c.key.remote_ipv4);
@@ -1044,12 +1046,67 @@ static bool expect_tun(const char *what, const struct frame *f,
 	return ok;
 }
 
+static int digest_cmp(const void *a, const void *b)
+{
+	const __u64 *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* The @i-th of a fixed sequence of addresses fd00::<64 bits>. */
+static void digest_addr(__u8 *addr, __u64 i)
+{
+	__u64 x = (i + 1) * 0x9e3779b97f4a7c15ULL;	/* splitmix64 */
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	memset(addr, 0, 16);
+	addr[0] = 0xfd;
+	memcpy(addr + 8, &x, 8);
+}
+
+/*
+ * Two outer IPv6 addresses of one digest (xdp_flow_enc6_digest()), found
+ * by the birthday bound among 2^20 of them, into @a and @b.
+ */
+static bool digest_collision(char *a, char *b, size_t len)
+{
+	const unsigned int n = 1 << 20;
+	__u64 *d = malloc(n * sizeof(*d));
+	unsigned int i, x, y;
+	__u8 addr[16];
+
+	if (!d)
+		return false;
+	for (i = 0; i < n; i++) {
+		digest_addr(addr, i);
+		d[i] = (__u64)xdp_flow_enc6_digest(addr) << 32 | i;
+	}
+	qsort(d, n, sizeof(*d), digest_cmp);
+	for (i = 1; i < n && d[i] >> 32 != d[i - 1] >> 32; i++)
+		;
+	if (i == n) {
+		free(d);
+		return false;
+	}
+	x = (__u32)d[i - 1];
+	y = (__u32)d[i];
+	free(d);
+	digest_addr(addr, x);
+	inet_ntop(AF_INET6, addr, a, len);
+	digest_addr(addr, y);
+	inet_ntop(AF_INET6, addr, b, len);
+	return true;
+}
+
 /*
  * Decapsulated frames with their metadata (TC hook): the enc_ keys, and
  * Geneve options matched as flower matches them, the options' first bytes
  * and their length each under its mask (a rule of one 8-byte option
- * takes 8 and 12 bytes of options, not 16 or none); IPv6 metadata goes to
- * the stack.
+ * takes 8 and 12 bytes of options, not 16 or none); outer IPv6 addresses
+ * matched whole, by their digests and then the rule's addresses (two
+ * addresses of one digest: the other one goes to the stack).
  */
 static void test_tunnel_meta(void)
 {
@@ -1057,7 +1114,12 @@ static void test_tunnel_meta(void)
 	const struct tun_meta m42 = { 42, "10.0.2.1", "10.0.2.254", NULL, false };
 	const struct tun_meta m43 = { 43, "10.0.2.1", "10.0.2.254", NULL, false };
 	const struct tun_meta src2 = { 42, "10.0.2.2", "10.0.2.254", NULL, false };
-	const struct tun_meta v6 = { 42, NULL, NULL, NULL, true };
+	const struct tun_meta v6 = { 42, "fd00::1", "fd00::fe", NULL, true };
+	const struct tun_meta v6src2 = { 42, "fd00::2", "fd00::fe", NULL, true };
+	const struct tun_meta v6dst2 = { 42, "fd00::1", "fd00::fd", NULL, true };
+	char ca[INET6_ADDRSTRLEN], cb[INET6_ADDRSTRLEN];
+	struct tun_meta col_a = { 42, ca, "fd00::fe", NULL, true };
+	struct tun_meta col_b = { 42, cb, "fd00::fe", NULL, true };
 	const struct tun_meta o8 = { 42, "10.0.2.1", "10.0.2.254",
 				     "0102800100010002", false };
 	const struct tun_meta o8x = { 42, "10.0.2.1", "10.0.2.254",
@@ -1084,9 +1146,32 @@ static void test_tunnel_meta(void)
 	expect_tun("VNI 42 from 10.0.2.1", &f, &m42, XDP_DROP, 1, 1, tcb(&f));
 	expect_tun("VNI 43", &f, &m43, XDP_REDIRECT, 2, 1, tcb(&f));
 	expect_tun("from 10.0.2.2", &f, &src2, XDP_REDIRECT, 2, 1, tcb(&f));
-	expect_tun("IPv6 metadata: the stack", &f, &v6, XDP_PASS, 1, 0, 0);
+	expect_tun("IPv6 metadata, IPv4 rule", &f, &v6, XDP_REDIRECT, 2, 1,
+		   tcb(&f));
 	expect("no metadata", &f, XDP_REDIRECT, 2, 1, tcb(&f));
 	del(1);
+	add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 enc_key_id=42 enc_src=fd00::1 enc_dst=fd00::fe action=drop",
+	    IFINDEX);
+	if (add("id=4 prio=1 dev=%d dst_ip=10.0.0.1 enc_src=fd00::/64 action=drop",
+		IFINDEX) != -EINVAL)
+		fail("an outer IPv6 prefix accepted");
+	expect_tun("VNI 42 from fd00::1 to fd00::fe", &f, &v6, XDP_DROP, 1, 1,
+		   tcb(&f));
+	expect_tun("from fd00::2", &f, &v6src2, XDP_REDIRECT, 2, 1, tcb(&f));
+	expect_tun("to fd00::fd", &f, &v6dst2, XDP_REDIRECT, 2, 1, tcb(&f));
+	expect_tun("IPv4 metadata", &f, &m42, XDP_REDIRECT, 2, 1, tcb(&f));
+	del(1);
+	if (!digest_collision(ca, cb, sizeof(ca))) {
+		fail("no two addresses of one digest among 2^20");
+	} else {
+		add("id=1 prio=1 dev=%d dst_ip=10.0.0.1 enc_src=%s action=drop",
+		    IFINDEX, ca);
+		expect_tun("the rule's address", &f, &col_a, XDP_DROP, 1, 1,
+			   tcb(&f));
+		expect_tun("another address of its digest: the stack", &f,
+			   &col_b, XDP_PASS, 1, 0, 0);
+		del(1);
+	}
 	/* OVN's option, the low half of its data not matched */
 	add("id=3 prio=1 dev=%d dst_ip=10.0.0.1 enc_key_id=42 enc_opt_len=8/8 enc_opts=0x0102800100010000/0xffffff01ffff0000 action=drop",
 	    IFINDEX);
@@ -1099,7 +1184,7 @@ static void test_tunnel_meta(void)
 	expect_tun("16 bytes (16 & 8 is 0)", &f, &o16, XDP_REDIRECT, 2, 1,
 		   tcb(&f));
 	expect_tun("no options", &f, &m42, XDP_REDIRECT, 2, 1, tcb(&f));
-	log_test("decapsulated frames with their metadata: enc_ keys and Geneve options as flower matches them; IPv6 metadata to the stack");
+	log_test("decapsulated frames with their metadata: enc_ keys and Geneve options as flower matches them; outer IPv6 addresses whole, a digest's other address to the stack");
 	del_all();
 }
 

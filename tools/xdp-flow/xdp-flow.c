@@ -1113,9 +1113,22 @@ static void print_key(const struct xdp_flow_rule *r)
 			key_range("dst_port", &r->l4_dst_range);
 	}
 
-	/* The tunnel metadata, as flower names it. */
-	key_ip("enc_src_ip", &k->enc_src, &m->enc_src, false);
-	key_ip("enc_dst_ip", &k->enc_dst, &m->enc_dst, false);
+	/* The tunnel metadata, as flower names it: an outer IPv6 address is
+	 * the rule's, whole (the key has its digest).
+	 */
+	if (k->enc_addr == XDP_FLOW_ENC_IPV6) {
+		static const __be32 all[4] = { ~0U, ~0U, ~0U, ~0U };
+
+		if (m->enc_src)
+			key_ip("enc_src_ip", (const __be32 *)r->enc6.src, all,
+			       true);
+		if (m->enc_dst)
+			key_ip("enc_dst_ip", (const __be32 *)r->enc6.dst, all,
+			       true);
+	} else {
+		key_ip("enc_src_ip", &k->enc_src, &m->enc_src, false);
+		key_ip("enc_dst_ip", &k->enc_dst, &m->enc_dst, false);
+	}
 	if (m->enc_key_id)
 		key_num("enc_key_id", ntohl(k->enc_key_id), ntohl(m->enc_key_id),
 			0xffffffff);

@@ -85,7 +85,7 @@
 /* Bumped whenever a structure below changes; the module refuses a helper
  * whose HELLO carries another version.
  */
-#define XDP_FLOW_ABI_VERSION	20
+#define XDP_FLOW_ABI_VERSION	21
 
 /* Table sizes, shared by the module's checks and the XDP program's maps. */
 /*
@@ -299,17 +299,19 @@ struct xdp_flow_counter {
  *	carries, as flower's enc_key_id (the receive path of a VXLAN or
  *	Geneve device in external mode gives it); only the tc hook reads
  *	the metadata
- * @enc_tos: the outer IPv4 TOS of that metadata
- * @enc_ttl: its outer TTL
- * @enc_addr: XDP_FLOW_ENC_IPV4 when the frame carries IPv4 tunnel
- *	metadata, else 0 (with every enc_ field 0, as flower's dissector
- *	leaves them for a frame without metadata); a frame with IPv6 tunnel
- *	metadata goes to the stack
+ * @enc_tos: the outer IPv4 TOS or IPv6 traffic class of that metadata
+ * @enc_ttl: its outer TTL or hop limit
+ * @enc_addr: XDP_FLOW_ENC_IPV4 or XDP_FLOW_ENC_IPV6 when the frame
+ *	carries IPv4 or IPv6 tunnel metadata, else 0 (with every enc_ field
+ *	0, as flower's dissector leaves them for a frame without metadata)
  * @enc_opt_len: the length of the metadata's tunnel options (Geneve's
  *	option TLVs, as the receive path of a Geneve device in external
  *	mode gives them), as flower's enc_opts length; 0 without options
- * @enc_src: the outer IPv4 source (the remote end)
- * @enc_dst: the outer IPv4 destination (the local end)
+ * @enc_src: the outer IPv4 source (the remote end); over IPv6,
+ *	xdp_flow_enc6_digest() of the outer source (see struct
+ *	xdp_flow_rule's @enc6)
+ * @enc_dst: the outer IPv4 destination (the local end); over IPv6, the
+ *	digest of the outer destination
  * @enc_opts: the first XDP_FLOW_ENC_OPTS_LEN bytes of those options, 0
  *	past their length, as flower's enc_opts data (the tc hook reads
  *	them only while a rule matches them)
@@ -354,6 +356,26 @@ struct xdp_flow_key {
 
 /* xdp_flow_key.enc_addr */
 #define XDP_FLOW_ENC_IPV4	1
+#define XDP_FLOW_ENC_IPV6	2
+
+/*
+ * The key holds an outer IPv6 address as this digest of its 16 bytes
+ * (FNV-1a), which the module, the helper and the program compute alike;
+ * a rule that matches one keeps the whole address (struct xdp_flow_rule's
+ * @enc6), and a frame whose digest matches but whose address does not
+ * goes to the stack.
+ */
+static __inline__ __u32 xdp_flow_enc6_digest(const __u8 *addr)
+{
+	__u32 h = 2166136261U;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		h ^= addr[i];
+		h *= 16777619U;
+	}
+	return h;
+}
 
 enum xdp_flow_action_id {
 	XDP_FLOW_ACTION_UNSPEC,
@@ -575,6 +597,16 @@ struct xdp_flow_port_range {
 	__u16	max;
 };
 
+/**
+ * struct xdp_flow_enc6 - outer IPv6 addresses of tunnel metadata
+ * @src: the source (the remote end)
+ * @dst: the destination (the local end)
+ */
+struct xdp_flow_enc6 {
+	__u8	src[16];
+	__u8	dst[16];
+};
+
 /* xdp_flow_rule.flags */
 #define XDP_FLOW_RULE_F_SOFTWARE	0x1	/* a rule TC keeps in software:
 						 * the key is a superset of its
@@ -594,6 +626,9 @@ struct xdp_flow_port_range {
 #define XDP_FLOW_RULE_F_FLOWTABLE	0x8	/* one direction of a flow of
 						 * an nftables flowtable
 						 * (TC_SETUP_FT)
+						 */
+#define XDP_FLOW_RULE_F_ENC6		0x10	/* matches outer IPv6
+						 * addresses: @enc6 has them
 						 */
 
 /* Added to an nftables chain's priority (1 .. 65535) in a rule's @order:
@@ -631,6 +666,9 @@ struct xdp_flow_port_range {
  * @l4_dst_range: destination ports matched as a range (@mask.l4_dst is
  *	then 0)
  * @actions: the actions, applied in order
+ * @enc6: XDP_FLOW_RULE_F_ENC6: the outer IPv6 source and destination the
+ *	rule matches, each where @mask.enc_src or @mask.enc_dst is set (a
+ *	whole address: @key holds its digest), 0 elsewhere
  */
 struct xdp_flow_rule {
 	__u32	id;
@@ -645,6 +683,7 @@ struct xdp_flow_rule {
 	struct xdp_flow_port_range l4_src_range;
 	struct xdp_flow_port_range l4_dst_range;
 	struct xdp_flow_action actions[XDP_FLOW_MAX_ACTIONS];
+	struct xdp_flow_enc6 enc6;
 };
 
 /**

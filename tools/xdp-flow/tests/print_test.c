@@ -292,6 +292,26 @@ static void rules(void)
 	r.actions[1].ifindex = lo;
 	s.id = 11;
 	one_rule(&r, &s);
+
+	/* over an IPv6 underlay: the key has the digests, the rule the
+	 * addresses
+	 */
+	memset(&r.key.enc_opts, 0, sizeof(r.key.enc_opts));
+	memset(&r.mask.enc_opts, 0, sizeof(r.mask.enc_opts));
+	r.key.enc_opt_len = 0;
+	r.mask.enc_opt_len = 0;
+	r.id = 13;
+	r.order = (20ULL << 32) | 1;
+	r.flags = XDP_FLOW_RULE_F_ENC6;
+	r.key.enc_addr = XDP_FLOW_ENC_IPV6;
+	inet_pton(AF_INET6, "2001:db8::2", r.enc6.src);
+	inet_pton(AF_INET6, "2001:db8::1", r.enc6.dst);
+	r.key.enc_src = xdp_flow_enc6_digest(r.enc6.src);
+	r.key.enc_dst = xdp_flow_enc6_digest(r.enc6.dst);
+	r.mask.enc_src = 0xffffffff;
+	r.mask.enc_dst = 0xffffffff;
+	s.id = 13;
+	one_rule(&r, &s);
 }
 
 static void devices(void)

@@ -84,7 +84,7 @@ else
 	fi
 	for mode in j jp; do
 		got=$("$pt" $mode | jq -c '[.rules[] | [.dev, .source, .prio, .software, .waiting, .why, .key.dst_ip, .actions[0].kind, .stats.packets, .stats.lastused_ms_ago]], [.devices[] | [.state, .hook, .xdp_mode, .hook_why, .switch, .rule_count, .error]]' 2>&1)
-		want='[["lo","tc",1,false,false,null,"10.0.2.1/32","drop",50,null],["lo","tc",2,true,false,"cannot offload a match of this rule","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",2,true,true,"no room in the XDP tables","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",49152,false,false,null,"2001:db8::1/128","redirect",7,2500],["lo","nftables",10,false,false,null,"10.0.3.1/32","drop",3,null],["lo","flowtable",0,false,false,null,"192.0.2.1/32","ft_route",2,null],["lo","flowtable",0,false,false,null,null,"ft_route",2,null],["lo","tc",5,false,false,null,null,"mirror",2,null],["lo","tc",6,false,false,null,null,"tunnel_set",2,null],["lo","tc",8,false,false,null,null,"tunnel_set",2,null],["lo","tc",7,false,false,null,null,"tunnel_unset",2,null]]
+		want='[["lo","tc",1,false,false,null,"10.0.2.1/32","drop",50,null],["lo","tc",2,true,false,"cannot offload a match of this rule","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",2,true,true,"no room in the XDP tables","10.1.0.1/255.0.255.255","pass",0,null],["lo","tc",49152,false,false,null,"2001:db8::1/128","redirect",7,2500],["lo","nftables",10,false,false,null,"10.0.3.1/32","drop",3,null],["lo","flowtable",0,false,false,null,"192.0.2.1/32","ft_route",2,null],["lo","flowtable",0,false,false,null,null,"ft_route",2,null],["lo","tc",5,false,false,null,null,"mirror",2,null],["lo","tc",6,false,false,null,null,"tunnel_set",2,null],["lo","tc",8,false,false,null,null,"tunnel_set",2,null],["lo","tc",7,false,false,null,null,"tunnel_unset",2,null],["lo","tc",20,false,false,null,null,"tunnel_unset",2,null]]
 [["attached","xdp","native",null,"xdp-flow",2,null],["error","xdp","generic",null,"xdp-flow",2,"attach \"failed\""],["idle","tc","tcx","auto: \"virtual\" device","hw-tc-offload",0,null]]'
 		if [ "$got" = "$want" ]; then
 			ok "JSON output (-$mode) parses with the documented keys"
@@ -107,6 +107,9 @@ else
 	expect_json "JSON output of tunnel metadata keys and tunnel_key unset" \
 		'[.rules[] | select(.prio == 7) | [.key.enc_src_ip, .key.enc_dst_ip, .key.enc_key_id, .key.enc_tos, .key.enc_ttl, .key.geneve_opts, .actions[0].kind]]' \
 		'[["192.0.2.2/32","192.0.2.0/24",42,"0x10/0xfc",64,"0102:80:00010000/ffff:ff:ffff0000","tunnel_unset"]]'
+	expect_json "JSON output of outer IPv6 addresses" \
+		'[.rules[] | select(.prio == 20) | [.key.enc_src_ip, .key.enc_dst_ip, .key.enc_key_id]]' \
+		'[["2001:db8::2/128","2001:db8::1/128",42]]'
 fi
 
 echo "1..$n"
