@@ -36,6 +36,8 @@ module under bench/guest/, whose docstring says what it measures:
            VXLAN: Open vSwitch's tunnel rules in TC software and on
            xdp_flow's tc hook, and the OVS kernel datapath
            (guest/tunnel.py)
+  start    the helper's start with one hook's program and with both
+           (guest/start.py)
 
 Results: <outdir>/guest.csv, lines "section,config,metric,value,unit"
 (value numeric except in section meta), <outdir>/guest.txt (the table
@@ -55,7 +57,7 @@ XF_BENCH_RULES, XF_BENCH_RATE_ORDERS, XF_BENCH_RATE_REPS,
 XF_BENCH_SCALE_RULES, XF_BENCH_PING_REPS, XF_BENCH_MISS_SECS,
 XF_BENCH_MISS_REPS, XF_BENCH_PEER_SECS, XF_BENCH_PEER_REPS,
 XF_BENCH_FT_SECS, XF_BENCH_FT_REPS, XF_BENCH_TUNNEL_SECS,
-XF_BENCH_TUNNEL_REPS, XF_BENCH_OBJ,
+XF_BENCH_TUNNEL_REPS, XF_BENCH_START_REPS, XF_BENCH_OBJ,
 XF_BENCH_SPLIT.
 """
 
@@ -67,7 +69,7 @@ import time
 import traceback
 
 from guest import (flowtable, forward, latency, miss, peer, ping, rules,
-                   tunnel)
+                   start, tunnel)
 from guest.common import PIN, Context, Knobs, Output, sink_load
 from xfpy.net import devs_del
 from xfpy.proc import Failed, ok, one_line, run_json
@@ -77,7 +79,7 @@ SECTIONS = {"forward": forward.run_section, "latency": latency.run_section,
             "rate": rules.run_rate, "ping": ping.run_section,
             "miss": miss.run_section, "scale": rules.run_scale,
             "peer": peer.run_section, "flowtable": flowtable.run_section,
-            "tunnel": tunnel.run_section}
+            "tunnel": tunnel.run_section, "start": start.run_section}
 V6_DEFAULT = "/proc/sys/net/ipv6/conf/default/disable_ipv6"
 
 

@@ -222,7 +222,7 @@ def shown(r):
 # The configuration a section's other ones are compared with: xdp_flow,
 # but for peer, which compares xdp_flow's TC hook with TC in software, and
 # flowtable, whose configurations all forward the same connections.
-BASE = {"peer": "tc_flower", "flowtable": "forward"}
+BASE = {"peer": "tc_flower", "flowtable": "forward", "start": "both"}
 
 
 def section_table(rows, section):

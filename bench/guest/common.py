@@ -37,7 +37,7 @@ class Knobs:
     defaults of a real run or, with XF_BENCH_QUICK=1, of a smoke run."""
 
     SECTIONS = ("forward", "latency", "rate", "ping", "miss", "scale",
-                "peer", "flowtable", "tunnel")
+                "peer", "flowtable", "tunnel", "start")
 
     def __init__(self):
         self.quick = _env("XF_BENCH_QUICK", 0) == 1
@@ -66,6 +66,7 @@ class Knobs:
         self.ft_reps = _env("XF_BENCH_FT_REPS", 1 if q else 3)
         self.tunnel_secs = _env("XF_BENCH_TUNNEL_SECS", 2, float)
         self.tunnel_reps = _env("XF_BENCH_TUNNEL_REPS", 1 if q else 3)
+        self.start_reps = _env("XF_BENCH_START_REPS", 2 if q else 5)
         self.obj = os.environ.get("XF_BENCH_OBJ",
                                   os.path.join(ROOT, "bench"))
         self.split = _env("XF_BENCH_SPLIT", 0) == 1
