@@ -46,6 +46,19 @@ tunnel_setup()
 		udp_counter_add xfb vxb && udp_counter_add xfb gnb
 }
 
+# tunnel_refused <dev> <pref> <what> <reason> <tc's output>: checks of
+# the current group that <dev>'s rule <pref> (<what>) stays in software,
+# tc's output naming <reason> where the hook ($hook) is tc.
+tunnel_refused()
+{
+	[ "$(tc_hw_state "" "$1" "$2")" = not_in_hw ]
+	check_err $? "$3 is in_hw"
+	if [ "$hook" = tc ]; then
+		echo "$5" | grep -q "$4"
+		check_err $? "tc printed no reason for $3 ($4): '$5'"
+	fi
+}
+
 # tunnel_cleanup: the host's tunnel devices (the namespaces' go with them).
 tunnel_cleanup()
 {
