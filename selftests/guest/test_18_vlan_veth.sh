@@ -61,6 +61,11 @@ check_err $? "tc filter add (pref 1) failed"
 st=$(tc_hw_state "" xfv0 1)
 [ "$st" = in_hw ]
 check_err $? "the protocol ip rule shows $st, not in_hw"
+# The first device of the hook the helper did not load at start (xdp,
+# where the kernel has tcx) waits for that program, past TC's wait on a
+# slow kernel: until then TC runs the rules.
+wait_dev_attached xfv0 10
+check_err $? "xfv0 not attached"
 send_expect xfa 10.0.3.1 $N -- udp:xfb/veth_b+0 pk:xfv0/1=0
 log_test "a protocol ip rule in XDP leaves frames tagged by the peer's VLAN device alone"
 

@@ -228,6 +228,10 @@ n=$(wait_value 1 $((10 * XF_PACE)) ft_rules xfv0 "$out")
 check_err $? "the way out is not in XDP on xfv0 ($n rules)"
 n=$(wait_value 1 $((10 * XF_PACE)) ft_rules xfv1 "$in")
 check_err $? "the way in is not in XDP on xfv1 ($n rules)"
+# At the hook the helper did not load at start (xdp where the kernel has
+# tcx), the first device waits for that program.
+wait_dev_attached xfv0 10 && wait_dev_attached xfv1 10
+check_err $? "xfv0 or xfv1 not attached"
 js=$(timeout 20 "$XF_CLI" -j show dev xfv1 |
 	jq -c "[.[] | select(.source == \"flowtable\" and ($in)) | .key]")
 [ "$(echo "$js" | jq -c '[.[] | .pppoe_sid] | unique')" = "[$sid]" ]

@@ -310,6 +310,10 @@ tc filter del dev xfv0 ingress pref 2 &&
 	wait_dev_attached xfv0 10
 check_err $? "cannot enable xfv0 again with hook xdp"
 add_redirect
+# The first device of the hook the helper did not load at start (xdp,
+# where the kernel has tcx) waits for that program.
+wait_dev_attached xfv0 10
+check_err $? "xfv0 not attached at the xdp hook"
 [ "$(xf_dev_hook xfv0)" = xdp ]
 check_err $? "xfv0 runs hook $(xf_dev_hook xfv0), not xdp"
 egress_is xfv1 yes
